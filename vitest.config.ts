@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// The suites start real emulators, a sandbox network and Baileys sockets: they are slow to boot
+// and CPU-heavy on a 2-core machine, so files run in at most two workers with generous timeouts.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000,
+  },
+});
