@@ -21,6 +21,9 @@ export const configSchema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: optionalString,
   AWS_ENDPOINT_URL_SQS: optionalString,
   AWS_ENDPOINT_URL_S3: optionalString,
+  /** Read here only so a config built from an explicit env (tests, emulators) carries them. */
+  AWS_ACCESS_KEY_ID: optionalString,
+  AWS_SECRET_ACCESS_KEY: optionalString,
 
   TABLE_NAME: z.string().min(3).default('wa-gateway'),
   MEDIA_BUCKET: z.string().min(3).default('wa-gateway-media'),
@@ -39,6 +42,15 @@ export const configSchema = z.object({
   /** How long a send waits for the connector to record `sent` or `failed`. */
   SEND_TIMEOUT_MS: positiveInt(20_000),
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
+
+  /**
+   * Webhook delivery: a POST gives up after WEBHOOK_TIMEOUT_MS; a failed delivery is retried
+   * after WEBHOOK_RETRY_BASE_MS * 2^(attempt-1) (with jitter) until WEBHOOK_MAX_ATTEMPTS POSTs,
+   * then goes to the dead-letter queue. Defaults retry for about 40 minutes (5 s .. ~21 min).
+   */
+  WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+  WEBHOOK_RETRY_BASE_MS: positiveInt(5_000),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt(10),
 
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString,
