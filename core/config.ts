@@ -45,12 +45,14 @@ export const configSchema = z.object({
 
   /**
    * Webhook delivery: a POST gives up after WEBHOOK_TIMEOUT_MS; a failed delivery is retried
-   * after WEBHOOK_RETRY_BASE_MS * 2^(attempt-1) (with jitter) until WEBHOOK_MAX_ATTEMPTS POSTs,
-   * then goes to the dead-letter queue. Defaults retry for about 40 minutes (5 s .. ~21 min).
+   * after WEBHOOK_RETRY_BASE_MS * 2^(attempt-1) (plus up to 25% jitter) until
+   * WEBHOOK_MAX_ATTEMPTS POSTs, then goes to the dead-letter queue. Defaults: 5 attempts,
+   * waits of 45, 90, 180, 360 s, so at least 11 minutes before giving up. Attempts are SQS
+   * receives, so keep WEBHOOK_MAX_ATTEMPTS <= the queue's redrive maxReceiveCount (5).
    */
   WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
-  WEBHOOK_RETRY_BASE_MS: positiveInt(5_000),
-  WEBHOOK_MAX_ATTEMPTS: positiveInt(10),
+  WEBHOOK_RETRY_BASE_MS: positiveInt(45_000),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
 
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString,
