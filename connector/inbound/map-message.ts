@@ -1,0 +1,208 @@
+/**
+ * Pure mapping from a Baileys WAMessage to what the gateway does with it:
+ *
+ *   mapInboundMessage(msg, selfJid) -> InboundAction
+ *     { kind: 'message', message, media? }   a new row (text, media, location, contact, unknown)
+ *     { kind: 'reaction', targetMessageId, reaction }   update of a stored message
+ *     { kind: 'revoke', targetMessageId }    "deleted for everyone": update of a stored message
+ *     { kind: 'skip', reason }               status broadcasts, protocol-only and empty stubs
+ *
+ * No I/O here: the pipeline (pipeline.ts) stores and enqueues. `selfJid` is the account's own
+ * JID (sock.user.id, device suffix allowed): `from` of messages the account sent itself.
+ */
+import {
+  getContentType,
+  isJidStatusBroadcast,
+  isLidUser,
+  isPnUser,
+  jidNormalizedUser,
+  normalizeMessageContent,
+  proto,
+  type WAMessage,
+} from '@whiskeysockets/baileys';
+import type { Message, MessageType } from '../../core/schemas/message.js';
+
+export interface Reaction {
+  from: string;
+  /** Empty when the sender removed their reaction. */
+  emoji: string;
+  timestamp: number;
+}
+
+/** What the pipeline needs to fetch and store the message's media. */
+export interface MediaDescriptor {
+  mimetype: string;
+  fileName?: string;
+  fileLength?: number;
+}
+
+export type InboundAction =
+  | { kind: 'message'; message: Message; media?: MediaDescriptor }
+  | { kind: 'reaction'; chatId: string; targetMessageId: string; reaction: Reaction }
+  | { kind: 'revoke'; chatId: string; targetMessageId: string }
+  | { kind: 'skip'; reason: string };
+
+type Long = { toNumber(): number };
+type LongOrNumber = number | Long | null | undefined;
+
+const MEDIA_TYPES: ReadonlySet<MessageType> = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/** Default mimetype per kind when the sender left it out (WhatsApp's own defaults). */
+const DEFAULT_MIMETYPES: Record<string, string> = {
+  image: 'image/jpeg',
+  video: 'video/mp4',
+  audio: 'audio/ogg; codecs=opus',
+  document: 'application/octet-stream',
+  sticker: 'image/webp',
+};
+
+export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundAction {
+  const key = msg.key;
+  const remoteJid = key.remoteJid;
+  if (!remoteJid || !key.id) return { kind: 'skip', reason: 'no key' };
+  if (isJidStatusBroadcast(remoteJid)) return { kind: 'skip', reason: 'status broadcast' };
+
+  const content = normalizeMessageContent(msg.message);
+  const contentType = content ? getContentType(content) : undefined;
+  if (!content || !contentType) return { kind: 'skip', reason: 'no content' };
+
+  const chatId = preferPhoneNumber(remoteJid, key.remoteJidAlt);
+  const fromMe = key.fromMe === true;
+  const from = fromMe
+    ? jidNormalizedUser(selfJid)
+    : key.participant
+      ? preferPhoneNumber(key.participant, key.participantAlt)
+      : chatId;
+  const timestamp = toNumber(msg.messageTimestamp) * 1000;
+
+  if (contentType === 'protocolMessage') {
+    const protocol = content.protocolMessage;
+    if (protocol?.type === proto.Message.ProtocolMessage.Type.REVOKE && protocol.key?.id) {
+      return { kind: 'revoke', chatId, targetMessageId: protocol.key.id };
+    }
+    return { kind: 'skip', reason: 'protocol message' };
+  }
+  if (contentType === 'reactionMessage') {
+    const reaction = content.reactionMessage;
+    if (!reaction?.key?.id) return { kind: 'skip', reason: 'reaction without target' };
+    const reactedAt = toNumber(reaction.senderTimestampMs) || timestamp;
+    return {
+      kind: 'reaction',
+      chatId,
+      targetMessageId: reaction.key.id,
+      reaction: { from, emoji: reaction.text ?? '', timestamp: reactedAt },
+    };
+  }
+
+  const base = { messageId: key.id, from, chatId, timestamp, fromMe };
+  const fields = contentFields(content, contentType);
+  const message: Message = { ...base, ...fields };
+  const quotedMessageId = contextInfoOf(content, contentType)?.stanzaId;
+  if (quotedMessageId) message.quotedMessageId = quotedMessageId;
+
+  if (!MEDIA_TYPES.has(message.type)) return { kind: 'message', message };
+  message.hasMedia = true;
+  const mimetype = message.mimetype ?? DEFAULT_MIMETYPES[message.type] ?? 'application/octet-stream';
+  return {
+    kind: 'message',
+    message,
+    media: {
+      mimetype,
+      ...(message.fileName ? { fileName: message.fileName } : {}),
+      ...(message.fileLength !== undefined ? { fileLength: message.fileLength } : {}),
+    },
+  };
+}
+
+/** Type and type-specific fields of a message's content. */
+function contentFields(content: proto.IMessage, contentType: keyof proto.IMessage): Pick<Message, 'type'> & Partial<Message> {
+  switch (contentType) {
+    case 'conversation':
+      return { type: 'text', text: content.conversation ?? '' };
+    case 'extendedTextMessage':
+      return { type: 'text', text: content.extendedTextMessage?.text ?? '' };
+    case 'imageMessage': {
+      const image = content.imageMessage;
+      return { type: 'image', ...mediaFields(image), ...optional('caption', image?.caption) };
+    }
+    case 'videoMessage':
+    case 'ptvMessage': {
+      const video = content.videoMessage ?? content.ptvMessage;
+      return {
+        type: 'video',
+        ...mediaFields(video),
+        ...optional('caption', video?.caption),
+        ...optional('seconds', video?.seconds),
+      };
+    }
+    case 'audioMessage': {
+      const audio = content.audioMessage;
+      return {
+        type: 'audio',
+        ...mediaFields(audio),
+        ...optional('seconds', audio?.seconds),
+        ptt: audio?.ptt === true,
+      };
+    }
+    case 'documentMessage': {
+      const document = content.documentMessage;
+      return {
+        type: 'document',
+        ...mediaFields(document),
+        ...optional('fileName', document?.fileName),
+        ...optional('caption', document?.caption),
+      };
+    }
+    case 'stickerMessage':
+      return { type: 'sticker', ...mediaFields(content.stickerMessage) };
+    case 'locationMessage':
+    case 'liveLocationMessage': {
+      const location = content.locationMessage ?? content.liveLocationMessage;
+      const name = content.locationMessage?.name;
+      const coordinates = `${location?.degreesLatitude ?? 0},${location?.degreesLongitude ?? 0}`;
+      return { type: 'location', text: name ? `${name} (${coordinates})` : coordinates };
+    }
+    case 'contactMessage':
+      return { type: 'contact', text: content.contactMessage?.displayName ?? '' };
+    case 'contactsArrayMessage': {
+      const names = (content.contactsArrayMessage?.contacts ?? []).map((c) => c.displayName).filter(Boolean);
+      return { type: 'contact', text: names.join(', ') };
+    }
+    default:
+      return { type: 'unknown' };
+  }
+}
+
+function mediaFields(media: { mimetype?: string | null; fileLength?: LongOrNumber } | null | undefined): Partial<Message> {
+  const fileLength = media?.fileLength == null ? undefined : toNumber(media.fileLength);
+  return { ...optional('mimetype', media?.mimetype), ...optional('fileLength', fileLength) };
+}
+
+function contextInfoOf(content: proto.IMessage, contentType: keyof proto.IMessage): proto.IContextInfo | null | undefined {
+  const inner: unknown = content[contentType];
+  if (inner && typeof inner === 'object' && 'contextInfo' in inner) {
+    return (inner as { contextInfo?: proto.IContextInfo | null }).contextInfo;
+  }
+  return undefined;
+}
+
+/** `{ [name]: value }` when value is set (not null, undefined or an empty string), else `{}`. */
+function optional<K extends string, V>(name: K, value: V | null | undefined): Partial<Record<K, V>> {
+  if (value === null || value === undefined || value === '') return {};
+  return { [name]: value } as Partial<Record<K, V>>;
+}
+
+/** protobuf int64 fields arrive as Long objects or plain numbers. */
+export function toNumber(value: LongOrNumber): number {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'number' ? value : value.toNumber();
+}
+
+/**
+ * With LID addressing Baileys gives the hidden user id and the phone-number JID as its "alt":
+ * chats and senders are keyed by phone number, as the API's `to` is.
+ */
+function preferPhoneNumber(jid: string, alt: string | undefined): string {
+  if (isLidUser(jid) && alt && isPnUser(alt)) return jidNormalizedUser(alt);
+  return jidNormalizedUser(jid);
+}

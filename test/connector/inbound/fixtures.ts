@@ -1,0 +1,45 @@
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
+
+export const SELF_JID = '15550001111:3@s.whatsapp.net';
+export const SELF = '15550001111@s.whatsapp.net';
+export const PEER = '15550002222@s.whatsapp.net';
+export const GROUP = '120363000000000001@g.us';
+export const SECONDS = 1_767_000_000;
+
+let counter = 0;
+export function nextId(): string {
+  counter += 1;
+  return `3EB0FIXTURE${String(counter).padStart(6, '0')}`;
+}
+
+/**
+ * A WAMessage as Baileys hands it over: encoded and decoded through the real protobuf, so int64
+ * fields (timestamps, file lengths) arrive as Long objects, as they do from the wire.
+ */
+export function waMessage(
+  message: proto.IMessage | null,
+  options: { id?: string; fromMe?: boolean; remoteJid?: string; participant?: string; pushName?: string; seconds?: number } = {},
+): WAMessage {
+  const info = proto.WebMessageInfo.fromObject({
+    key: {
+      remoteJid: options.remoteJid ?? PEER,
+      fromMe: options.fromMe ?? false,
+      id: options.id ?? nextId(),
+      ...(options.participant ? { participant: options.participant } : {}),
+    },
+    messageTimestamp: options.seconds ?? SECONDS,
+    ...(message ? { message } : {}),
+    ...(options.pushName ? { pushName: options.pushName } : {}),
+  });
+  const decoded = proto.WebMessageInfo.decode(proto.WebMessageInfo.encode(info).finish());
+  return decoded as WAMessage;
+}
+
+/** Media fields as a sender fills them (the bytes live on the media host). */
+export const mediaCommon = {
+  url: 'https://127.0.0.1:1/mms/fixture',
+  directPath: '/mms/fixture',
+  mediaKey: new Uint8Array(32).fill(7),
+  fileSha256: new Uint8Array(32).fill(1),
+  fileEncSha256: new Uint8Array(32).fill(2),
+};
