@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+#
+# One image, two processes: the connector (default command) and the API as a Node server
+# (`node dist/functions/server.mjs`, used by infra/docker-compose.yml; on AWS the API is Lambda).
+#
+# Platform: the image is built for the platform docker is asked for (`--platform`; the CDK app asks
+# for linux/arm64 by default, or linux/amd64 with `-c connectorArchitecture=x86_64`). `npm ci`
+# installs, from the lockfile, the sharp and @ffmpeg-installer binaries of THAT platform, so build
+# natively or with buildx + QEMU; never copy node_modules from the host.
+
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# --- build: compile our TypeScript into two ESM files; npm packages stay external ---------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /build
+COPY package.json package-lock.json ./
+# No install scripts: the `node` devDependency would fetch a second Node, and every native
+# package used here ships prebuilt per-platform binaries as optional dependencies.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY core ./core
+COPY connector ./connector
+COPY functions ./functions
+RUN node node_modules/esbuild/bin/esbuild connector/main.ts functions/server.ts \
+      --bundle --platform=node --target=node22 --format=esm --packages=external \
+      --sourcemap --outbase=. --outdir=dist --out-extension:.js=.mjs
+
+# --- deps: production dependencies only, exactly as locked ---------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+# --- runtime -------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and not writable by the process; temporary media files go to /tmp.
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /build/dist ./dist
+COPY package.json ./
+USER node
+CMD ["node", "--enable-source-maps", "dist/connector/main.mjs"]

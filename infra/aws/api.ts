@@ -1,0 +1,97 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as elbv2 from 'aws-cdk-lib/aws-elasticloadbalancingv2';
+import { LambdaTarget } from 'aws-cdk-lib/aws-elasticloadbalancingv2-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { grantApiPermissions } from './permissions.js';
+import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
+import type { GatewaySettings } from './settings.js';
+
+export interface GatewayApiProps {
+  /** The directory buildLambdaBundle wrote, as an asset. */
+  readonly code: lambda.Code;
+  /** `<file>.<export>` of the bundle's entry. */
+  readonly handler: string;
+  readonly resources: GatewayResources;
+  readonly vpc: ec2.IVpc;
+  readonly settings: Pick<GatewaySettings, 'apiAccess' | 'privateApiCidr' | 'logLevel'>;
+}
+
+/**
+ * The Hono app as one Lambda function, reached either through an HTTP API with IAM
+ * authorization (default) or, for private networks, an internal load balancer without auth.
+ */
+export class GatewayApi extends Construct {
+  readonly function: lambda.Function;
+  /** Base URL clients call. */
+  readonly url: string;
+  /** Attach to the users or roles that may call the API (IAM mode only). */
+  readonly invokePolicy?: iam.ManagedPolicy;
+
+  constructor(scope: Construct, id: string, props: GatewayApiProps) {
+    super(scope, id);
+
+    const logGroup = new logs.LogGroup(this, 'FunctionLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.function = new lambda.Function(this, 'Function', {
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      code: props.code,
+      handler: props.handler,
+      memorySize: 512,
+      // A send waits for the connector up to SEND_TIMEOUT_MS (20 s); API Gateway stops at 30 s.
+      timeout: Duration.seconds(29),
+      environment: runtimeEnvironment(props.resources, props.settings.logLevel),
+      logGroup,
+    });
+    grantApiPermissions(this.function, props.resources);
+
+    if (props.settings.apiAccess === 'iam') {
+      const httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
+        description: 'WhatsApp gateway REST API (IAM-authorized)',
+        defaultIntegration: new HttpLambdaIntegration('Function', this.function),
+        defaultAuthorizer: new HttpIamAuthorizer(),
+      });
+      this.url = httpApi.apiEndpoint;
+      this.invokePolicy = new iam.ManagedPolicy(this, 'InvokePolicy', {
+        description: 'Allows calling the WhatsApp gateway API',
+        statements: [
+          new iam.PolicyStatement({ actions: ['execute-api:Invoke'], resources: [httpApi.arnForExecuteApi()] }),
+        ],
+      });
+    } else {
+      this.url = `http://${this.privateLoadBalancer(props).loadBalancerDnsName}`;
+    }
+  }
+
+  private privateLoadBalancer(props: GatewayApiProps): elbv2.ApplicationLoadBalancer {
+    const securityGroup = new ec2.SecurityGroup(this, 'LoadBalancerSecurityGroup', {
+      vpc: props.vpc,
+      description: 'Gateway API: reachable from the private network only',
+      allowAllOutbound: false,
+    });
+    const allowedRange = props.settings.privateApiCidr ?? props.vpc.vpcCidrBlock;
+    securityGroup.addIngressRule(ec2.Peer.ipv4(allowedRange), ec2.Port.tcp(80), 'private network clients');
+
+    const loadBalancer = new elbv2.ApplicationLoadBalancer(this, 'LoadBalancer', {
+      vpc: props.vpc,
+      internetFacing: false,
+      securityGroup,
+      // The VPC has public subnets only; an internal load balancer there still gets private IPs only.
+      vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
+      dropInvalidHeaderFields: true,
+    });
+    loadBalancer
+      .addListener('Http', { port: 80, open: false })
+      .addTargets('Function', { targets: [new LambdaTarget(this.function)] });
+    return loadBalancer;
+  }
+}

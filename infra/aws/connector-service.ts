@@ -1,0 +1,89 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { grantConnectorPermissions } from './permissions.js';
+import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
+import type { GatewaySettings } from './settings.js';
+
+export interface ConnectorServiceProps {
+  /** Build context holding the root Dockerfile (the repository root). */
+  readonly imageDirectory: string;
+  readonly resources: GatewayResources;
+  readonly vpc: ec2.IVpc;
+  readonly settings: Pick<
+    GatewaySettings,
+    'connectorArchitecture' | 'connectorDesiredCount' | 'connectorCpu' | 'connectorMemoryMiB' | 'logLevel'
+  >;
+}
+
+/**
+ * The connector on Fargate: no inbound port, egress to WhatsApp and AWS only. Several tasks may
+ * run; the per-account lease in DynamoDB keeps one socket per account.
+ */
+export class ConnectorService extends Construct {
+  readonly cluster: ecs.Cluster;
+  readonly service: ecs.FargateService;
+  readonly taskDefinition: ecs.FargateTaskDefinition;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: ConnectorServiceProps) {
+    super(scope, id);
+    const { settings } = props;
+    const arm = settings.connectorArchitecture === 'arm64';
+
+    this.cluster = new ecs.Cluster(this, 'Cluster', { vpc: props.vpc });
+    this.taskDefinition = new ecs.FargateTaskDefinition(this, 'Task', {
+      cpu: settings.connectorCpu,
+      memoryLimitMiB: settings.connectorMemoryMiB,
+      runtimePlatform: {
+        cpuArchitecture: arm ? ecs.CpuArchitecture.ARM64 : ecs.CpuArchitecture.X86_64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
+    });
+    grantConnectorPermissions(this.taskDefinition.taskRole, props.resources);
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const container = this.taskDefinition.addContainer('Connector', {
+      // Staged at synth, built by `cdk deploy` (or a CI runner) for the task's architecture.
+      image: ecs.ContainerImage.fromAsset(props.imageDirectory, {
+        file: 'Dockerfile',
+        platform: arm ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64,
+      }),
+      environment: {
+        ...runtimeEnvironment(props.resources, settings.logLevel),
+        AWS_REGION: Stack.of(this).region,
+      },
+      logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'connector', logGroup: this.logGroup }),
+      readonlyRootFilesystem: true,
+      // Time to hand back leases and close sockets after SIGTERM.
+      stopTimeout: Duration.seconds(30),
+    });
+    // Media conversion (ffmpeg, sharp) writes temporary files; the root filesystem stays read-only.
+    this.taskDefinition.addVolume({ name: 'tmp' });
+    container.addMountPoints({ sourceVolume: 'tmp', containerPath: '/tmp', readOnly: false });
+
+    const securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
+      vpc: props.vpc,
+      description: 'WhatsApp connector: no inbound, egress to WhatsApp and AWS',
+      allowAllOutbound: true,
+    });
+    this.service = new ecs.FargateService(this, 'Service', {
+      cluster: this.cluster,
+      taskDefinition: this.taskDefinition,
+      desiredCount: settings.connectorDesiredCount,
+      assignPublicIp: true,
+      vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
+      securityGroups: [securityGroup],
+      circuitBreaker: { rollback: true },
+      // A new task starts before the old one stops; the leases move accounts across.
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+    });
+  }
+}

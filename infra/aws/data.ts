@@ -1,0 +1,84 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+/** Key and index names of core/ (see core/keys.ts and core/resources.ts): keep them in step. */
+export const tableSchema = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  index: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  timeToLiveAttribute: 'expiresAt',
+} as const;
+
+/** Object key prefixes of core/media-store.ts: `accounts/<accountId>/{media,uploads}/<id>`. */
+export const mediaKeyPatterns = {
+  everything: 'accounts/*',
+  media: 'accounts/*/media/*',
+  uploads: 'accounts/*/uploads/*',
+  listPrefix: 'accounts/',
+} as const;
+
+export interface GatewayDataProps {
+  readonly existingTableName?: string;
+  readonly existingBucketName?: string;
+  readonly retainData: boolean;
+}
+
+/** The single DynamoDB table and the media bucket: created here, or existing ones by name. */
+export class GatewayData extends Construct {
+  readonly table: dynamodb.ITable;
+  readonly bucket: s3.IBucket;
+
+  constructor(scope: Construct, id: string, props: GatewayDataProps) {
+    super(scope, id);
+    const removalPolicy = props.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.table = props.existingTableName
+      ? dynamodb.Table.fromTableAttributes(this, 'Table', {
+          tableName: props.existingTableName,
+          // Declaring the index makes grants cover `<table>/index/gsi1` as well.
+          globalIndexes: [tableSchema.index.name],
+        })
+      : createTable(this, removalPolicy);
+
+    this.bucket = props.existingBucketName
+      ? s3.Bucket.fromBucketName(this, 'MediaBucket', props.existingBucketName)
+      : createBucket(this, removalPolicy, !props.retainData);
+  }
+}
+
+function createTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.Table {
+  const table = new dynamodb.Table(scope, 'Table', {
+    partitionKey: { name: tableSchema.partitionKey, type: dynamodb.AttributeType.STRING },
+    sortKey: { name: tableSchema.sortKey, type: dynamodb.AttributeType.STRING },
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    timeToLiveAttribute: tableSchema.timeToLiveAttribute,
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    removalPolicy,
+  });
+  table.addGlobalSecondaryIndex({
+    indexName: tableSchema.index.name,
+    partitionKey: { name: tableSchema.index.partitionKey, type: dynamodb.AttributeType.STRING },
+    sortKey: { name: tableSchema.index.sortKey, type: dynamodb.AttributeType.STRING },
+    projectionType: dynamodb.ProjectionType.ALL,
+  });
+  return table;
+}
+
+function createBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDeleteObjects: boolean): s3.Bucket {
+  return new s3.Bucket(scope, 'MediaBucket', {
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    lifecycleRules: [
+      // Uploads cut short (a client gone mid-request, a crashed connector) otherwise bill forever.
+      { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+    ],
+    removalPolicy,
+    autoDeleteObjects,
+  });
+}

@@ -1,0 +1,82 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { mediaKeyPatterns, tableSchema } from './data.js';
+import type { GatewayResources } from './runtime-env.js';
+
+/**
+ * Least privilege, written per process from what it does (not the broad `grantReadWriteData`
+ * helpers, which add Scan, transactions and every index). Every statement names its resources.
+ */
+
+/** The API: reads, account/outbound/webhook records, account deletion; sends commands; media. */
+export const apiTableActions = [
+  'dynamodb:GetItem', // account, message, media, outbound status poll
+  'dynamodb:Query', // chats of an account, items of an account on delete
+  'dynamodb:PutItem', // create account, outbound `pending`, webhook registration
+  'dynamodb:UpdateItem', // account status on connect / disconnect
+  'dynamodb:DeleteItem', // account record
+  'dynamodb:BatchWriteItem', // account deletion in batches of 25
+] as const;
+export const apiIndexActions = ['dynamodb:Query'] as const; // all accounts, messages of a chat
+
+/** The connector: sessions, auth keys in batches, inbound messages, leases, outbound status. */
+export const connectorTableActions = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+export const connectorIndexActions = ['dynamodb:Query'] as const; // accounts to resume
+
+const queueConsumerActions = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueUrl',
+  'sqs:GetQueueAttributes',
+] as const;
+
+function indexArn(resources: GatewayResources): string {
+  return `${resources.table.tableArn}/index/${tableSchema.index.name}`;
+}
+
+function grant(grantee: iam.IGrantable, actions: readonly string[], resourceArns: string[]): void {
+  iam.Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns });
+}
+
+function grantListAccounts(grantee: iam.IGrantable, resources: GatewayResources): void {
+  iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['s3:ListBucket'],
+    resourceArns: [resources.bucket.bucketArn],
+    conditions: { StringLike: { 's3:prefix': [`${mediaKeyPatterns.listPrefix}*`] } },
+  });
+}
+
+export function grantApiPermissions(grantee: iam.IGrantable, resources: GatewayResources): void {
+  grant(grantee, apiTableActions, [resources.table.tableArn]);
+  grant(grantee, apiIndexActions, [indexArn(resources)]);
+  grant(grantee, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [resources.commandQueue.queueArn]);
+  // lib-storage uploads: PutObject also covers Create/UploadPart/CompleteMultipartUpload.
+  grant(grantee, ['s3:PutObject', 's3:AbortMultipartUpload'], [resources.bucket.arnForObjects(mediaKeyPatterns.uploads)]);
+  grant(grantee, ['s3:GetObject'], [resources.bucket.arnForObjects(mediaKeyPatterns.media)]);
+  // Account deletion lists and removes everything under accounts/<id>/.
+  grant(grantee, ['s3:DeleteObject'], [resources.bucket.arnForObjects(mediaKeyPatterns.everything)]);
+  grantListAccounts(grantee, resources);
+}
+
+export function grantConnectorPermissions(grantee: iam.IGrantable, resources: GatewayResources): void {
+  grant(grantee, connectorTableActions, [resources.table.tableArn]);
+  grant(grantee, connectorIndexActions, [indexArn(resources)]);
+  grant(grantee, queueConsumerActions, [resources.commandQueue.queueArn]);
+  // The connector both produces webhook events and delivers them.
+  grant(grantee, ['sqs:SendMessage', ...queueConsumerActions], [resources.webhookQueue.queueArn]);
+  grant(
+    grantee,
+    ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+    [resources.bucket.arnForObjects(mediaKeyPatterns.everything)],
+  );
+  grantListAccounts(grantee, resources);
+}

@@ -1,0 +1,91 @@
+import { Arn, Duration, Stack } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+
+/** Kept equal to the default WEBHOOK_MAX_ATTEMPTS in core/config.ts. */
+export const webhookMaxReceiveCount = 5;
+/** Commands that fail to be handled this often are dead-lettered instead of blocking the account. */
+export const commandMaxReceiveCount = 5;
+
+export interface GatewayQueuesProps {
+  readonly existingCommandQueueUrl?: string;
+  readonly existingWebhookQueueUrl?: string;
+}
+
+/** A dead-letter queue this stack owns, with a readable label for its alarm. */
+export interface OwnedDeadLetterQueue {
+  readonly label: string;
+  readonly queue: sqs.Queue;
+}
+
+/**
+ * The command FIFO queue (one message group per account keeps each account's commands in order)
+ * and the standard webhook-event queue, each with its dead-letter queue; or existing queues.
+ */
+export class GatewayQueues extends Construct {
+  readonly commandQueue: sqs.IQueue;
+  readonly webhookQueue: sqs.IQueue;
+  readonly deadLetterQueues: OwnedDeadLetterQueue[] = [];
+
+  constructor(scope: Construct, id: string, props: GatewayQueuesProps) {
+    super(scope, id);
+
+    if (props.existingCommandQueueUrl) {
+      this.commandQueue = importQueue(this, 'CommandQueue', props.existingCommandQueueUrl);
+    } else {
+      const deadLetterQueue = new sqs.Queue(this, 'CommandDeadLetterQueue', {
+        fifo: true,
+        retentionPeriod: Duration.days(14),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      this.commandQueue = new sqs.Queue(this, 'CommandQueue', {
+        fifo: true,
+        // Commands carry their commandId as MessageDeduplicationId.
+        contentBasedDeduplication: false,
+        visibilityTimeout: Duration.seconds(60),
+        retentionPeriod: Duration.days(1),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: commandMaxReceiveCount },
+      });
+      this.deadLetterQueues.push({ label: 'command', queue: deadLetterQueue });
+    }
+
+    if (props.existingWebhookQueueUrl) {
+      this.webhookQueue = importQueue(this, 'WebhookQueue', props.existingWebhookQueueUrl);
+    } else {
+      const deadLetterQueue = new sqs.Queue(this, 'WebhookDeadLetterQueue', {
+        retentionPeriod: Duration.days(14),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      this.webhookQueue = new sqs.Queue(this, 'WebhookQueue', {
+        visibilityTimeout: Duration.seconds(60),
+        retentionPeriod: Duration.days(4),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        // Each receive is one delivery attempt (core/config.ts WEBHOOK_MAX_ATTEMPTS must not exceed it);
+        // the backoff between attempts is a visibility change, so this bounds retries, not time.
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: webhookMaxReceiveCount },
+      });
+      this.deadLetterQueues.push({ label: 'webhook', queue: deadLetterQueue });
+    }
+  }
+}
+
+/** `https://sqs.<region>.amazonaws.com/<account>/<name>` -> the queue's ARN, for IAM grants. */
+export function queueArnFromUrl(scope: Construct, queueUrl: string): string {
+  const match = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/(\d{12})\/([A-Za-z0-9_.-]+)$/.exec(queueUrl);
+  const [, region, account, name] = match ?? [];
+  if (!region || !account || !name) throw new Error(`Not an SQS queue URL: ${queueUrl}`);
+  return Arn.format({ service: 'sqs', region, account, resource: name }, Stack.of(scope));
+}
+
+function importQueue(scope: Construct, id: string, queueUrl: string): sqs.IQueue {
+  return sqs.Queue.fromQueueAttributes(scope, id, {
+    queueUrl,
+    queueArn: queueArnFromUrl(scope, queueUrl),
+    fifo: queueUrl.endsWith('.fifo'),
+  });
+}

@@ -1,0 +1,41 @@
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Config } from '../../core/config.js';
+
+export interface GatewayResources {
+  readonly table: dynamodb.ITable;
+  readonly bucket: s3.IBucket;
+  readonly commandQueue: sqs.IQueue;
+  readonly webhookQueue: sqs.IQueue;
+}
+
+/** Variables of core/config.ts the deployment sets; typed by the config so a rename breaks here. */
+type DeployedVariables = Pick<
+  Record<keyof Config, string>,
+  | 'TABLE_NAME'
+  | 'MEDIA_BUCKET'
+  | 'COMMAND_QUEUE_NAME'
+  | 'COMMAND_QUEUE_URL'
+  | 'WEBHOOK_QUEUE_NAME'
+  | 'WEBHOOK_QUEUE_URL'
+  | 'CREATE_RESOURCES'
+  | 'LOG_LEVEL'
+>;
+
+/**
+ * The environment both the function and the connector run with. Queue URLs are passed so
+ * nothing resolves names at start; resources are never created on AWS (CloudFormation owns them).
+ */
+export function runtimeEnvironment(resources: GatewayResources, logLevel: string): DeployedVariables {
+  return {
+    TABLE_NAME: resources.table.tableName,
+    MEDIA_BUCKET: resources.bucket.bucketName,
+    COMMAND_QUEUE_NAME: resources.commandQueue.queueName,
+    COMMAND_QUEUE_URL: resources.commandQueue.queueUrl,
+    WEBHOOK_QUEUE_NAME: resources.webhookQueue.queueName,
+    WEBHOOK_QUEUE_URL: resources.webhookQueue.queueUrl,
+    CREATE_RESOURCES: 'false',
+    LOG_LEVEL: logLevel,
+  };
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/**
+ * Deployment choices, read from CDK context (`-c key=value` or cdk.json "context"), validated
+ * once so a typo fails synthesis with a clear message instead of deploying something else.
+ * Context values given on the command line are strings, hence the coercions.
+ */
+const optionalText = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
+const booleanFlag = (fallback: boolean) =>
+  z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .default(fallback)
+    .transform((v) => v === true || v === 'true');
+
+const sqsUrl = z
+  .string()
+  .regex(/^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?\/\d{12}\/[A-Za-z0-9_-]+(\.fifo)?$/, {
+    message: 'must be an SQS queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/name',
+  });
+
+export const gatewaySettingsSchema = z.object({
+  /**
+   * `iam` (default): HTTP API whose routes require SigV4-signed requests (IAM authorization).
+   * `private`: no authentication, served by an internal Application Load Balancer reachable only
+   * from inside the VPC (or from `privateApiCidr`), for teams whose private network is the
+   * access control the spec assumes.
+   */
+  apiAccess: z.enum(['iam', 'private']).default('iam'),
+  /** Who may reach the internal load balancer in `private` mode; defaults to the VPC's range. */
+  privateApiCidr: optionalText,
+
+  /** CPU architecture of the connector task; the image is built for it (see the Dockerfile). */
+  connectorArchitecture: z.enum(['arm64', 'x86_64']).default('arm64'),
+  connectorDesiredCount: z.coerce.number().int().min(0).max(10).default(1),
+  connectorCpu: z.coerce.number().int().refine((v) => [256, 512, 1024, 2048, 4096].includes(v), {
+    message: 'must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096',
+  }).default(512),
+  connectorMemoryMiB: z.coerce.number().int().min(512).max(30720).default(1024),
+
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  /** Receives the dead-letter alarms by e-mail (an SNS subscription to confirm once). */
+  alarmEmail: optionalText.pipe(z.email().optional()),
+  /** Keep the table and bucket when the stack is deleted (default) or delete them with it. */
+  retainData: booleanFlag(true),
+
+  /** Existing infrastructure to use instead of creating it. */
+  existingTableName: optionalText,
+  existingBucketName: optionalText,
+  existingCommandQueueUrl: optionalText.pipe(sqsUrl.optional()),
+  existingWebhookQueueUrl: optionalText.pipe(sqsUrl.optional()),
+});
+
+export type GatewaySettings = z.infer<typeof gatewaySettingsSchema>;
+export type GatewaySettingsInput = z.input<typeof gatewaySettingsSchema>;
+
+export class GatewaySettingsError extends Error {
+  override name = 'GatewaySettingsError';
+}
+
+/** Context keys the app reads: the schema's keys, so docs and code cannot drift apart. */
+export const gatewayContextKeys = Object.keys(gatewaySettingsSchema.shape) as (keyof GatewaySettings)[];
+
+export function parseGatewaySettings(input: Record<string, unknown>): GatewaySettings {
+  const parsed = gatewaySettingsSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new GatewaySettingsError(`Invalid CDK context: ${problems}`);
+  }
+  if (parsed.data.existingCommandQueueUrl && !parsed.data.existingCommandQueueUrl.endsWith('.fifo')) {
+    throw new GatewaySettingsError('Invalid CDK context: existingCommandQueueUrl must name a FIFO queue (.fifo)');
+  }
+  return parsed.data;
+}
