@@ -1,0 +1,51 @@
+/**
+ * Domain errors. Code in core/ and connector/ throws these; the HTTP layer maps them to a
+ * status and the spec's error body in one place (functions/errors.ts).
+ */
+export abstract class DomainError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A named resource does not exist (message is the client-facing text, e.g. `Account not found`). */
+export class NotFoundError extends DomainError {
+  override name = 'NotFoundError';
+}
+
+/** A create collided with an existing item (e.g. `Account already exists`). */
+export class AlreadyExistsError extends DomainError {
+  override name = 'AlreadyExistsError';
+}
+
+/** Input that breaks a rule; the message is shown to the client. */
+export class ValidationError extends DomainError {
+  override name = 'ValidationError';
+}
+
+/** An upload above the configured maximum. */
+export class PayloadTooLargeError extends DomainError {
+  override name = 'PayloadTooLargeError';
+}
+
+/**
+ * A send or media operation that could not be done; answered as 500 `internal_error`, with the
+ * message as `detail`.
+ */
+export class OperationFailedError extends DomainError {
+  override name = 'OperationFailedError';
+}
+
+/** The account is not connected, so nothing can be sent through it. */
+export class AccountNotConnectedError extends OperationFailedError {
+  override name = 'AccountNotConnectedError';
+}
+
+/** The connector did not record an outcome within SEND_TIMEOUT_MS. */
+export class SendTimeoutError extends OperationFailedError {
+  override name = 'SendTimeoutError';
+}
+
+export function isConditionalCheckFailed(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}

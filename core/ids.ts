@@ -1,0 +1,24 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+/** A message id in the style WhatsApp Web clients use (Baileys' generateMessageID shape). */
+export function newMessageId(): string {
+  return `3EB0${randomBytes(18).toString('hex').toUpperCase()}`;
+}
+
+/** Identifies one command; the FIFO queue deduplicates on it. */
+export function newCommandId(): string {
+  return randomUUID();
+}
+
+/** Identifies a stored media object (letters and digits, safe in an S3 key and a URL). */
+export function newMediaId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export function newUploadId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export function newRequestId(): string {
+  return randomUUID();
+}

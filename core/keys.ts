@@ -1,0 +1,78 @@
+/**
+ * Every DynamoDB key of the single table, in one place. Items live under their account's
+ * partition so that deleting an account is one Query plus batch deletes; the `gsi1` index serves
+ * the ordered lists (accounts by creation, chats and messages newest first).
+ */
+export const GSI1 = 'gsi1';
+
+export interface Key {
+  pk: string;
+  sk: string;
+}
+
+export interface Gsi1Key {
+  gsi1pk: string;
+  gsi1sk: string;
+}
+
+const TIME_DIGITS = 15;
+/** Zero-padded so that string order equals numeric order for Unix milliseconds. */
+export function sortableTime(ms: number): string {
+  return Math.max(0, Math.trunc(ms)).toString().padStart(TIME_DIGITS, '0');
+}
+
+export const accountPartition = (accountId: string) => `ACCOUNT#${accountId}`;
+
+export const accountKey = (accountId: string): Key => ({ pk: accountPartition(accountId), sk: 'ACCOUNT' });
+export const ACCOUNTS_GSI1PK = 'ACCOUNTS';
+export const accountGsi1 = (accountId: string, createdAt: string): Gsi1Key => ({
+  gsi1pk: ACCOUNTS_GSI1PK,
+  gsi1sk: `${createdAt}#${accountId}`,
+});
+
+export const chatKey = (accountId: string, chatId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `CHAT#${chatId}`,
+});
+export const chatsGsi1pk = (accountId: string) => `CHATS#${accountId}`;
+export const chatGsi1 = (accountId: string, chatId: string, lastMessageTime: number): Gsi1Key => ({
+  gsi1pk: chatsGsi1pk(accountId),
+  gsi1sk: `${sortableTime(lastMessageTime)}#${chatId}`,
+});
+
+export const messageKey = (accountId: string, messageId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `MSG#${messageId}`,
+});
+export const messagesGsi1pk = (accountId: string, chatId: string) => `MSGS#${accountId}#${chatId}`;
+export const messageGsi1 = (accountId: string, chatId: string, timestamp: number, messageId: string): Gsi1Key => ({
+  gsi1pk: messagesGsi1pk(accountId, chatId),
+  gsi1sk: `${sortableTime(timestamp)}#${messageId}`,
+});
+
+export const mediaKey = (accountId: string, mediaId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `MEDIA#${mediaId}`,
+});
+
+export const outboundKey = (accountId: string, messageId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `OUT#${messageId}`,
+});
+
+export const authPartition = (collectionName: string) => `AUTH#${collectionName}`;
+export const authCredsKey = (collectionName: string): Key => ({ pk: authPartition(collectionName), sk: 'creds' });
+export const authSignalKey = (collectionName: string, type: string, keyId: string): Key => ({
+  pk: authPartition(collectionName),
+  sk: `KEY#${type}#${keyId}`,
+});
+
+export const WEBHOOKS_PARTITION = 'WEBHOOKS';
+export const webhookKey = (url: string): Key => ({ pk: WEBHOOKS_PARTITION, sk: `URL#${url}` });
+
+export const leaseKey = (accountId: string): Key => ({ pk: `LEASE#${accountId}`, sk: 'LEASE' });
+
+/** S3 object keys, all under the account's prefix so that deletion is one prefix sweep. */
+export const accountObjectPrefix = (accountId: string) => `accounts/${accountId}/`;
+export const mediaObjectKey = (accountId: string, mediaId: string) => `accounts/${accountId}/media/${mediaId}`;
+export const uploadObjectKey = (accountId: string, uploadId: string) => `accounts/${accountId}/uploads/${uploadId}`;

@@ -1,0 +1,171 @@
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  GetQueueUrlCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { z } from 'zod';
+import type { AwsClients } from './aws.js';
+import type { Config } from './config.js';
+import { logger as rootLogger, type Logger } from './logger.js';
+import { commandSchema, type Command } from './schemas/command.js';
+import { webhookEventSchema, type WebhookEvent } from './schemas/webhook-event.js';
+
+/**
+ * The two queues: commands (FIFO, one message group per account, deduplicated by command id)
+ * and webhook events (standard). Queue URLs come from the config when given, otherwise they are
+ * resolved by name once and cached.
+ */
+export interface Received<T> {
+  body: T;
+  receiptHandle: string;
+  /** 1 on first delivery; higher on redelivery after a visibility timeout. */
+  receiveCount: number;
+  sqsMessageId: string;
+}
+
+export interface ReceiveOptions {
+  maxMessages?: number;
+  /** Long-poll seconds (0-20). */
+  waitSeconds?: number;
+  visibilityTimeoutSeconds?: number;
+  abortSignal?: AbortSignal;
+}
+
+export interface Queues {
+  sendCommand(command: Command): Promise<void>;
+  receiveCommands(options?: ReceiveOptions): Promise<Received<Command>[]>;
+  ackCommand(receiptHandle: string): Promise<void>;
+  changeCommandVisibility(receiptHandle: string, seconds: number): Promise<void>;
+  sendWebhookEvent(event: WebhookEvent, delaySeconds?: number): Promise<void>;
+  receiveWebhookEvents(options?: ReceiveOptions): Promise<Received<WebhookEvent>[]>;
+  ackWebhookEvent(receiptHandle: string): Promise<void>;
+  changeWebhookVisibility(receiptHandle: string, seconds: number): Promise<void>;
+  commandQueueUrl(): Promise<string>;
+  webhookQueueUrl(): Promise<string>;
+}
+
+export async function resolveQueueUrl(sqs: SQSClient, name: string): Promise<string> {
+  const result = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
+  if (!result.QueueUrl) throw new Error(`Queue ${name} has no URL`);
+  return result.QueueUrl;
+}
+
+function cachedUrl(sqs: SQSClient, given: string | undefined, name: string): () => Promise<string> {
+  let url: Promise<string> | undefined = given ? Promise.resolve(given) : undefined;
+  return () => {
+    url ??= resolveQueueUrl(sqs, name).catch((error: unknown) => {
+      url = undefined;
+      throw error;
+    });
+    return url;
+  };
+}
+
+export function createQueues(
+  config: Config,
+  clients: Pick<AwsClients, 'sqs'>,
+  log: Logger = rootLogger,
+): Queues {
+  const { sqs } = clients;
+  const commandQueueUrl = cachedUrl(sqs, config.COMMAND_QUEUE_URL, config.COMMAND_QUEUE_NAME);
+  const webhookQueueUrl = cachedUrl(sqs, config.WEBHOOK_QUEUE_URL, config.WEBHOOK_QUEUE_NAME);
+
+  async function receive<S extends z.ZodType>(
+    queueUrl: string,
+    schema: S,
+    options: ReceiveOptions,
+  ): Promise<Received<z.infer<S>>[]> {
+    const result = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: options.maxMessages ?? 10,
+        WaitTimeSeconds: options.waitSeconds ?? 20,
+        ...(options.visibilityTimeoutSeconds !== undefined
+          ? { VisibilityTimeout: options.visibilityTimeoutSeconds }
+          : {}),
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+      { abortSignal: options.abortSignal },
+    );
+    const received: Received<z.infer<S>>[] = [];
+    for (const message of result.Messages ?? []) {
+      if (!message.ReceiptHandle || !message.MessageId) continue;
+      const parsed = safeJson(message.Body);
+      const body = schema.safeParse(parsed);
+      if (!body.success) {
+        // A malformed message can never succeed; dropping it keeps its FIFO group moving.
+        log.error({ sqsMessageId: message.MessageId, issues: body.error.issues }, 'dropping malformed queue message');
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+        continue;
+      }
+      received.push({
+        body: body.data,
+        receiptHandle: message.ReceiptHandle,
+        receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? '1'),
+        sqsMessageId: message.MessageId,
+      });
+    }
+    return received;
+  }
+
+  const ack = async (queueUrl: Promise<string>, receiptHandle: string) => {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: await queueUrl, ReceiptHandle: receiptHandle }));
+  };
+  const changeVisibility = async (queueUrl: Promise<string>, receiptHandle: string, seconds: number) => {
+    await sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: await queueUrl,
+        ReceiptHandle: receiptHandle,
+        // fauxqs 2.4.1 with persistence loses a message made visible with 0 (its SQLite update
+        // writes NULL into a NOT NULL receive count after the message left the in-flight set);
+        // one second is as good as zero for a retry.
+        VisibilityTimeout: Math.max(1, seconds),
+      }),
+    );
+  };
+
+  return {
+    commandQueueUrl,
+    webhookQueueUrl,
+    async sendCommand(command) {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: await commandQueueUrl(),
+          MessageBody: JSON.stringify(commandSchema.parse(command)),
+          MessageGroupId: command.accountId,
+          MessageDeduplicationId: command.commandId,
+        }),
+      );
+    },
+    async receiveCommands(options = {}) {
+      return receive(await commandQueueUrl(), commandSchema, options);
+    },
+    ackCommand: (receiptHandle) => ack(commandQueueUrl(), receiptHandle),
+    changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(commandQueueUrl(), receiptHandle, seconds),
+    async sendWebhookEvent(event, delaySeconds) {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: await webhookQueueUrl(),
+          MessageBody: JSON.stringify(webhookEventSchema.parse(event)),
+          ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
+        }),
+      );
+    },
+    async receiveWebhookEvents(options = {}) {
+      return receive(await webhookQueueUrl(), webhookEventSchema, options);
+    },
+    ackWebhookEvent: (receiptHandle) => ack(webhookQueueUrl(), receiptHandle),
+    changeWebhookVisibility: (receiptHandle, seconds) => changeVisibility(webhookQueueUrl(), receiptHandle, seconds),
+  };
+}
+
+function safeJson(text: string | undefined): unknown {
+  try {
+    return JSON.parse(text ?? '');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+/**
+ * Commands from the functions to the connector (SQS FIFO body). One message group per account
+ * keeps their order; the command id is the deduplication id.
+ */
+const base = { accountId: z.string(), commandId: z.string() };
+
+export const mediaKindSchema = z.enum(['image', 'video', 'audio', 'document']);
+export type MediaKind = z.infer<typeof mediaKindSchema>;
+
+export const connectCommandSchema = z.object({ ...base, type: z.literal('connect'), payload: z.object({}) });
+export const disconnectCommandSchema = z.object({ ...base, type: z.literal('disconnect'), payload: z.object({}) });
+export const deleteAccountCommandSchema = z.object({
+  ...base,
+  type: z.literal('delete_account'),
+  payload: z.object({ collectionName: z.string() }),
+});
+export const sendTextCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_text'),
+  payload: z.object({ messageId: z.string(), to: z.string(), text: z.string() }),
+});
+export const sendReplyCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_reply'),
+  payload: z.object({
+    messageId: z.string(),
+    to: z.string(),
+    chatId: z.string(),
+    text: z.string(),
+    quotedMessageId: z.string(),
+  }),
+});
+export const sendMediaCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_media'),
+  payload: z.object({
+    messageId: z.string(),
+    to: z.string(),
+    kind: mediaKindSchema,
+    s3Key: z.string(),
+    mimetype: z.string(),
+    fileName: z.string().optional(),
+    caption: z.string().optional(),
+    size: z.number().int().nonnegative(),
+  }),
+});
+export const sendReactionCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_reaction'),
+  payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string(), emoji: z.string() }),
+});
+export const deleteMessageCommandSchema = z.object({
+  ...base,
+  type: z.literal('delete_message'),
+  payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string() }),
+});
+
+export const commandSchema = z.discriminatedUnion('type', [
+  connectCommandSchema,
+  disconnectCommandSchema,
+  deleteAccountCommandSchema,
+  sendTextCommandSchema,
+  sendReplyCommandSchema,
+  sendMediaCommandSchema,
+  sendReactionCommandSchema,
+  deleteMessageCommandSchema,
+]);
+export type Command = z.infer<typeof commandSchema>;
+export type CommandType = Command['type'];
+/** The command of one type, e.g. `CommandOf<'send_text'>`. */
+export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
+/** Commands that send something and settle an outbound record. */
+export type SendCommand = CommandOf<'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message'>;

@@ -1,0 +1,96 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { AlreadyExistsError, NotFoundError, isConditionalCheckFailed } from '../errors.js';
+import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
+import { accountSchema, type Account, type AccountStatusChange } from '../schemas/account.js';
+import { ALL, queryGsi1 } from './paging.js';
+import { ITEM_ABSENT, ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+
+export interface NewAccount {
+  id: string;
+  name?: string;
+  collectionName: string;
+  status: Account['status'];
+}
+
+const parseAccount = (item: Record<string, unknown>) => accountSchema.parse(withoutKeys(item));
+
+/** Stores a new account; AlreadyExistsError(`Account already exists`) when the id is taken. */
+export async function createAccount(table: Table, input: NewAccount, now = new Date()): Promise<Account> {
+  const createdAt = now.toISOString();
+  const account: Account = {
+    _id: input.id,
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    collectionName: input.collectionName,
+    status: input.status,
+    currentStatus: input.status,
+    hasQR: false,
+    createdAt,
+    lastUpdate: createdAt,
+  };
+  try {
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: { ...accountKey(input.id), ...accountGsi1(input.id, createdAt), ...account },
+        ConditionExpression: ITEM_ABSENT,
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) throw new AlreadyExistsError('Account already exists', { cause: error });
+    throw error;
+  }
+  return account;
+}
+
+export async function findAccount(table: Table, accountId: string, consistent = false): Promise<Account | undefined> {
+  const result = await table.doc.send(
+    new GetCommand({ TableName: table.name, Key: accountKey(accountId), ConsistentRead: consistent }),
+  );
+  return result.Item ? parseAccount(result.Item) : undefined;
+}
+
+/** The account, or NotFoundError(`Account not found`). */
+export async function getAccount(table: Table, accountId: string, consistent = false): Promise<Account> {
+  const account = await findAccount(table, accountId, consistent);
+  if (!account) throw new NotFoundError('Account not found');
+  return account;
+}
+
+/** Every account, oldest first. */
+export async function listAccounts(table: Table): Promise<Account[]> {
+  const items = await queryGsi1(table, ACCOUNTS_GSI1PK, ALL, 'oldest_first');
+  return items.map(parseAccount);
+}
+
+/**
+ * Records a status change (both `status` and `currentStatus`, plus `hasQR` when given). Never
+ * recreates a deleted account: NotFoundError when it is gone.
+ */
+export async function updateAccountStatus(
+  table: Table,
+  accountId: string,
+  change: AccountStatusChange,
+  now = new Date(),
+): Promise<void> {
+  const hasQR = change.hasQR ?? false;
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: accountKey(accountId),
+        UpdateExpression: 'SET #status = :status, currentStatus = :status, hasQR = :hasQR, lastUpdate = :now',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': change.status, ':hasQR': hasQR, ':now': now.toISOString() },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) throw new NotFoundError('Account not found', { cause: error });
+    throw error;
+  }
+}
+
+/** Removes only the account record (see account-deletion.ts for everything else). */
+export async function deleteAccountRecord(table: Table, accountId: string): Promise<void> {
+  await table.doc.send(new DeleteCommand({ TableName: table.name, Key: accountKey(accountId) }));
+}

@@ -1,0 +1,75 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { authCredsKey, authPartition, authSignalKey } from '../keys.js';
+import { batchGet, batchWrite, deletePartition } from './batch.js';
+import type { Table } from './table.js';
+
+/**
+ * Baileys' authentication state of one `collectionName`: the creds item plus one item per
+ * signal key (a single item would outgrow DynamoDB's 400 KB limit). Values are opaque strings:
+ * the connector serializes with Baileys' BufferJSON so that this module never imports Baileys.
+ * Read errors propagate: a swallowed read would make Baileys generate fresh keys and lose the
+ * session.
+ */
+export interface SignalKeyWrite {
+  type: string;
+  id: string;
+  /** null deletes the key. */
+  value: string | null;
+}
+
+function valueOf(item: Record<string, unknown> | undefined): string | undefined {
+  const value = item?.value;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new Error('Auth state item has a non-string value');
+  return value;
+}
+
+export async function readCreds(table: Table, collectionName: string): Promise<string | undefined> {
+  const result = await table.doc.send(
+    new GetCommand({ TableName: table.name, Key: authCredsKey(collectionName), ConsistentRead: true }),
+  );
+  return valueOf(result.Item);
+}
+
+export async function writeCreds(table: Table, collectionName: string, value: string): Promise<void> {
+  await table.doc.send(
+    new PutCommand({ TableName: table.name, Item: { ...authCredsKey(collectionName), value, updatedAt: Date.now() } }),
+  );
+}
+
+/** The stored keys of one type among `ids`, as id -> value; absent ids are missing from the result. */
+export async function readSignalKeys(
+  table: Table,
+  collectionName: string,
+  type: string,
+  ids: string[],
+): Promise<Record<string, string>> {
+  if (ids.length === 0) return {};
+  const prefix = `KEY#${type}#`;
+  const items = await batchGet(
+    table,
+    [...new Set(ids)].map((id) => authSignalKey(collectionName, type, id)),
+  );
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    const value = valueOf(item);
+    if (value !== undefined) out[String(item.sk).slice(prefix.length)] = value;
+  }
+  return out;
+}
+
+/** Puts and deletes signal keys in batches of 25 (unprocessed items retried). */
+export async function writeSignalKeys(table: Table, collectionName: string, writes: SignalKeyWrite[]): Promise<void> {
+  await batchWrite(
+    table,
+    writes.map((w) => {
+      const key = authSignalKey(collectionName, w.type, w.id);
+      return w.value === null ? { delete: key } : { put: { ...key, value: w.value } };
+    }),
+  );
+}
+
+/** Removes creds and every key of the collection (logout, account deletion). */
+export async function clearAuthState(table: Table, collectionName: string): Promise<number> {
+  return deletePartition(table, authPartition(collectionName));
+}

@@ -1,0 +1,87 @@
+import { BatchGetCommand, BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Key } from '../keys.js';
+import type { Table } from './table.js';
+
+/** DynamoDB's own per-request limits. */
+export const BATCH_GET_LIMIT = 100;
+export const BATCH_WRITE_LIMIT = 25;
+const MAX_ATTEMPTS = 8;
+
+export type WriteRequest = { put: Record<string, unknown> } | { delete: Key };
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random())));
+
+/** Gets many items by key, retrying what DynamoDB leaves unprocessed. Missing items are absent. */
+export async function batchGet(table: Table, keys: Key[]): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  for (const chunk of chunks(keys, BATCH_GET_LIMIT)) {
+    let pending: Record<string, unknown>[] = chunk.map((k) => ({ pk: k.pk, sk: k.sk }));
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchGet left ${pending.length} keys unprocessed`);
+      if (attempt > 0) await backoff(attempt);
+      const result = await table.doc.send(
+        new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      found.push(...(result.Responses?.[table.name] ?? []));
+      pending = result.UnprocessedKeys?.[table.name]?.Keys ?? [];
+    }
+  }
+  return found;
+}
+
+/**
+ * Puts and deletes many items, 25 per request, retrying unprocessed ones. A key may appear once
+ * per request, so later requests for the same key win over earlier ones.
+ */
+export async function batchWrite(table: Table, requests: WriteRequest[]): Promise<void> {
+  const byKey = new Map<string, WriteRequest>();
+  for (const request of requests) {
+    const item = 'put' in request ? request.put : request.delete;
+    byKey.set(`${String(item.pk)}\u0000${String(item.sk)}`, request);
+  }
+  const all = [...byKey.values()].map((r) =>
+    'put' in r ? { PutRequest: { Item: r.put } } : { DeleteRequest: { Key: { pk: r.delete.pk, sk: r.delete.sk } } },
+  );
+  for (const chunk of chunks(all, BATCH_WRITE_LIMIT)) {
+    let pending: typeof all = chunk;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchWrite left ${pending.length} requests unprocessed`);
+      if (attempt > 0) await backoff(attempt);
+      const result = await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.name]: pending } }));
+      pending = (result.UnprocessedItems?.[table.name] ?? []) as typeof all;
+    }
+  }
+}
+
+/** Keys of every item in one partition (all pages), for deletion. */
+export async function partitionKeys(table: Table, pk: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ProjectionExpression: 'pk, sk',
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) keys.push({ pk: String(item.pk), sk: String(item.sk) });
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return keys;
+}
+
+export async function deletePartition(table: Table, pk: string): Promise<number> {
+  const keys = await partitionKeys(table, pk);
+  await batchWrite(table, keys.map((key) => ({ delete: key })));
+  return keys.length;
+}

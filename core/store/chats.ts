@@ -1,0 +1,109 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed } from '../errors.js';
+import { chatGsi1, chatKey, chatsGsi1pk } from '../keys.js';
+import { chatSchema, type Chat } from '../schemas/chat.js';
+import { queryGsi1, type Page } from './paging.js';
+import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+
+const parseChat = (item: Record<string, unknown>) => chatSchema.parse(withoutKeys(item));
+
+export async function putChat(table: Table, accountId: string, chat: Chat): Promise<void> {
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.name,
+      Item: { ...chatKey(accountId, chat.chatId), ...chatGsi1(accountId, chat.chatId, chat.lastMessageTime), ...chat },
+    }),
+  );
+}
+
+export async function findChat(table: Table, accountId: string, chatId: string): Promise<Chat | undefined> {
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: chatKey(accountId, chatId) }));
+  return result.Item ? parseChat(result.Item) : undefined;
+}
+
+/** Chats of an account, most recent `lastMessageTime` first. */
+export async function listChats(table: Table, accountId: string, page: Page): Promise<Chat[]> {
+  const items = await queryGsi1(table, chatsGsi1pk(accountId), page, 'newest_first');
+  return items.map(parseChat);
+}
+
+export interface ChatActivity {
+  chatId: string;
+  timestamp: number;
+  /** Used when the chat is new or has no name yet; an existing name is kept. */
+  name?: string;
+  /** Adds one unread message (inbound, not from the account itself). */
+  unread: boolean;
+}
+
+/**
+ * Moves a chat to the top when a message arrives: creates it when absent, advances
+ * `lastMessageTime` only forward (an older message delivered late does not reorder the list).
+ */
+export async function recordChatActivity(table: Table, accountId: string, activity: ChatActivity): Promise<void> {
+  const key = chatKey(accountId, activity.chatId);
+  const gsi = chatGsi1(accountId, activity.chatId, activity.timestamp);
+  const increment = activity.unread ? 1 : 0;
+  const name = activity.name ?? activity.chatId.split('@')[0] ?? activity.chatId;
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: key,
+        UpdateExpression:
+          'SET chatId = :chatId, #name = if_not_exists(#name, :name), lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc',
+        ConditionExpression: 'attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t',
+        ExpressionAttributeNames: { '#name': 'name' },
+        ExpressionAttributeValues: {
+          ':chatId': activity.chatId,
+          ':name': name,
+          ':t': activity.timestamp,
+          ':g1pk': gsi.gsi1pk,
+          ':g1sk': gsi.gsi1sk,
+          ':inc': increment,
+        },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    if (increment > 0) {
+      await table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: key,
+          UpdateExpression: 'ADD unreadCount :inc',
+          ExpressionAttributeValues: { ':inc': increment },
+        }),
+      );
+    }
+  }
+}
+
+export async function markChatRead(table: Table, accountId: string, chatId: string): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: chatKey(accountId, chatId),
+      UpdateExpression: 'SET unreadCount = :zero',
+      ConditionExpression: ITEM_EXISTS,
+      ExpressionAttributeValues: { ':zero': 0 },
+    }),
+  ).catch((error: unknown) => {
+    if (!isConditionalCheckFailed(error)) throw error;
+  });
+}
+
+export async function renameChat(table: Table, accountId: string, chatId: string, name: string): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: chatKey(accountId, chatId),
+      UpdateExpression: 'SET #name = :name',
+      ConditionExpression: ITEM_EXISTS,
+      ExpressionAttributeNames: { '#name': 'name' },
+      ExpressionAttributeValues: { ':name': name },
+    }),
+  ).catch((error: unknown) => {
+    if (!isConditionalCheckFailed(error)) throw error;
+  });
+}

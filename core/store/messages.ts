@@ -1,0 +1,77 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed } from '../errors.js';
+import { messageGsi1, messageKey, messagesGsi1pk } from '../keys.js';
+import { messageSchema, type Message } from '../schemas/message.js';
+import { queryGsi1, type Page } from './paging.js';
+import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+
+const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(withoutKeys(item));
+
+/** Stores (or replaces) a message; the same message id is one item, so redelivery is harmless. */
+export async function putMessage(table: Table, accountId: string, message: Message): Promise<void> {
+  await table.doc.send(
+    new PutCommand({
+      TableName: table.name,
+      Item: {
+        ...messageKey(accountId, message.messageId),
+        ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
+        ...message,
+      },
+    }),
+  );
+}
+
+export async function findMessage(table: Table, accountId: string, messageId: string): Promise<Message | undefined> {
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: messageKey(accountId, messageId) }));
+  return result.Item ? parseMessage(result.Item) : undefined;
+}
+
+/** Messages of one chat, newest first. */
+export async function listMessages(table: Table, accountId: string, chatId: string, page: Page): Promise<Message[]> {
+  const items = await queryGsi1(table, messagesGsi1pk(accountId, chatId), page, 'newest_first');
+  return items.map(parseMessage);
+}
+
+/** Adds a reaction to a stored message; false when the message is not stored. */
+export async function addReaction(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  reaction: { from: string; emoji: string; timestamp: number },
+): Promise<boolean> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: 'SET reactions = list_append(if_not_exists(reactions, :empty), :reaction)',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeValues: { ':empty': [], ':reaction': [reaction] },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** Marks a message deleted for everyone: its text and caption are dropped. False when not stored. */
+export async function markMessageRevoked(table: Table, accountId: string, messageId: string): Promise<boolean> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: 'SET revoked = :true REMOVE #text, caption',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeNames: { '#text': 'text' },
+        ExpressionAttributeValues: { ':true': true },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,69 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed } from '../errors.js';
+import { outboundKey } from '../keys.js';
+import { outboundSchema, type Outbound } from '../schemas/outbound.js';
+import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+
+/** Outbound records are only needed while a send is in flight and shortly after. */
+const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
+
+/** Written by the function before the command is enqueued. */
+export async function putPendingOutbound(
+  table: Table,
+  accountId: string,
+  ids: { messageId: string; commandId: string },
+  now = Date.now(),
+): Promise<Outbound> {
+  const outbound: Outbound = {
+    messageId: ids.messageId,
+    commandId: ids.commandId,
+    status: 'pending',
+    expiresAt: Math.floor(now / 1000) + OUTBOUND_TTL_SECONDS,
+  };
+  await table.doc.send(
+    new PutCommand({ TableName: table.name, Item: { ...outboundKey(accountId, ids.messageId), ...outbound } }),
+  );
+  return outbound;
+}
+
+export async function findOutbound(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  consistent = true,
+): Promise<Outbound | undefined> {
+  const result = await table.doc.send(
+    new GetCommand({ TableName: table.name, Key: outboundKey(accountId, messageId), ConsistentRead: consistent }),
+  );
+  return result.Item ? outboundSchema.parse(withoutKeys(result.Item)) : undefined;
+}
+
+async function settle(table: Table, accountId: string, messageId: string, values: Record<string, unknown>, set: string) {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: outboundKey(accountId, messageId),
+        UpdateExpression: `SET #status = :status, ${set}`,
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    // The record expired or the account was deleted meanwhile: nobody waits for it any more.
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** Connector: the network accepted the message. False when no record exists. */
+export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now()) {
+  return settle(table, accountId, messageId, { ':status': 'sent', ':sentAt': sentAt }, 'sentAt = :sentAt');
+}
+
+/** Connector: the send failed; `reason` is shown to the client as `detail`. */
+export function markOutboundFailed(table: Table, accountId: string, messageId: string, reason: string) {
+  return settle(table, accountId, messageId, { ':status': 'failed', ':reason': reason }, 'reason = :reason');
+}

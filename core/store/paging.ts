@@ -1,0 +1,42 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GSI1 } from '../keys.js';
+import type { Table } from './table.js';
+
+export interface Page {
+  limit: number;
+  skip: number;
+}
+
+/** Every item: no limit, nothing skipped. */
+export const ALL: Page = { limit: Number.POSITIVE_INFINITY, skip: 0 };
+
+/**
+ * One `gsi1` partition in sort-key order, `skip` items dropped and `limit` kept. DynamoDB has no
+ * offset, so the skipped items are read and discarded: skip is bounded by the API.
+ */
+export async function queryGsi1(
+  table: Table,
+  gsi1pk: string,
+  page: Page,
+  order: 'newest_first' | 'oldest_first',
+): Promise<Record<string, unknown>[]> {
+  const wanted = page.skip + page.limit;
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        IndexName: GSI1,
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': gsi1pk },
+        ScanIndexForward: order === 'oldest_first',
+        ...(Number.isFinite(wanted) ? { Limit: wanted - items.length } : {}),
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && items.length < wanted);
+  return items.slice(page.skip, wanted);
+}

@@ -1,0 +1,23 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AwsClients } from '../aws.js';
+import type { Config } from '../config.js';
+
+/** What every repository needs: the document client and the table name. */
+export interface Table {
+  doc: DynamoDBDocumentClient;
+  name: string;
+}
+
+export function tableOf(config: Pick<Config, 'TABLE_NAME'>, clients: Pick<AwsClients, 'dynamo'>): Table {
+  return { doc: clients.dynamo, name: config.TABLE_NAME };
+}
+
+/** Condition fragments, named once. */
+export const ITEM_EXISTS = 'attribute_exists(pk)';
+export const ITEM_ABSENT = 'attribute_not_exists(pk)';
+
+/** Removes the key attributes from a raw item before it is parsed as a domain record. */
+export function withoutKeys(item: Record<string, unknown>): Record<string, unknown> {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
+  return rest;
+}

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { newCommandId } from '../../core/ids.js';
+import { createQueues, type Queues } from '../../core/queues.js';
+import type { Command } from '../../core/schemas/command.js';
+import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+
+let stack: TestStack;
+let queues: Queues;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  queues = createQueues(stack.config, stack.clients, silentLogger);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function receiveAllCommands(expected: number): Promise<Command[]> {
+  const bodies: Command[] = [];
+  const deadline = Date.now() + 20_000;
+  while (bodies.length < expected && Date.now() < deadline) {
+    for (const message of await queues.receiveCommands({ waitSeconds: 1 })) {
+      bodies.push(message.body);
+      await queues.ackCommand(message.receiptHandle);
+    }
+  }
+  return bodies;
+}
+
+describe('command queue', () => {
+  it('delivers commands of one account in order and drops a duplicate command id', async () => {
+    const first: Command = { type: 'connect', accountId: 'q1', commandId: newCommandId(), payload: {} };
+    const second: Command = {
+      type: 'send_text',
+      accountId: 'q1',
+      commandId: newCommandId(),
+      payload: { messageId: '3EB0AA', to: '15550001111@s.whatsapp.net', text: 'hi' },
+    };
+    await queues.sendCommand(first);
+    await queues.sendCommand(first);
+    await queues.sendCommand(second);
+    const received = await receiveAllCommands(2);
+    expect(received).toEqual([first, second]);
+    expect(await queues.receiveCommands({ waitSeconds: 1 })).toEqual([]);
+  });
+
+  it('refuses to send a command that breaks the schema', async () => {
+    const bad = { type: 'send_text', accountId: 'q2', commandId: 'c', payload: { to: 'x' } } as unknown as Command;
+    await expect(queues.sendCommand(bad)).rejects.toThrow();
+  });
+
+  it('drops a malformed message instead of handing it to the consumer', async () => {
+    await stack.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: await queues.commandQueueUrl(),
+        MessageBody: 'not json',
+        MessageGroupId: 'q3',
+        MessageDeduplicationId: newCommandId(),
+      }),
+    );
+    const good: Command = { type: 'disconnect', accountId: 'q3', commandId: newCommandId(), payload: {} };
+    await queues.sendCommand(good);
+    expect(await receiveAllCommands(1)).toEqual([good]);
+  });
+});
+
+describe('webhook event queue', () => {
+  it('round-trips an event and redelivers it after a visibility change', async () => {
+    const event = {
+      eventId: 'acc:3EB0X',
+      accountId: 'acc',
+      payload: {
+        from: '15550001111@s.whatsapp.net',
+        message: 'hi',
+        messageId: '3EB0X',
+        timestamp: 1,
+        accountId: 'acc',
+        chatId: '15550001111@s.whatsapp.net',
+        fromMe: false,
+        type: 'text',
+      },
+    };
+    await queues.sendWebhookEvent(event);
+    const [first] = await queues.receiveWebhookEvents({ waitSeconds: 5 });
+    expect(first?.body).toEqual(event);
+    await queues.changeWebhookVisibility(first!.receiptHandle, 0);
+    const [again] = await queues.receiveWebhookEvents({ waitSeconds: 5 });
+    expect(again?.body).toEqual(event);
+    expect(again?.receiveCount).toBe(2);
+    await queues.ackWebhookEvent(again!.receiptHandle);
+  });
+});

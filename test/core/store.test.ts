@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
+import { accountKey } from '../../core/keys.js';
+import { getBuffer, listKeys, mediaStoreOf, putStream, type MediaStore } from '../../core/media-store.js';
+import { createAccount, getAccount, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
+import { deleteAccountData } from '../../core/store/account-deletion.js';
+import {
+  clearAuthState,
+  readCreds,
+  readSignalKeys,
+  writeCreds,
+  writeSignalKeys,
+} from '../../core/store/auth-state.js';
+import { listChats, recordChatActivity } from '../../core/store/chats.js';
+import { findMedia, putMedia } from '../../core/store/media.js';
+import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage } from '../../core/store/messages.js';
+import { findOutbound, markOutboundFailed, markOutboundSent, putPendingOutbound } from '../../core/store/outbound.js';
+import { tableOf, type Table } from '../../core/store/table.js';
+import { listWebhooks, registerWebhook } from '../../core/store/webhooks.js';
+import type { Message } from '../../core/schemas/message.js';
+import { startTestStack, type TestStack } from '../support/test-stack.js';
+
+let stack: TestStack;
+let table: Table;
+let media: MediaStore;
+let counter = 0;
+/** Each case uses its own account id so cases share no state. */
+const uniqueId = (prefix: string) => `${prefix}${Date.now().toString(36)}${counter++}`;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  table = tableOf(stack.config, stack.clients);
+  media = mediaStoreOf(stack.config, stack.clients);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const chatJid = '15550001111@s.whatsapp.net';
+const textMessage = (messageId: string, timestamp: number, chatId = chatJid): Message => ({
+  messageId,
+  from: chatId,
+  chatId,
+  timestamp,
+  type: 'text',
+  fromMe: false,
+  text: `hello ${messageId}`,
+});
+
+describe('accounts', () => {
+  it('creates, gets, and refuses a second create with the same id', async () => {
+    const id = uniqueId('acc');
+    const created = await createAccount(table, { id, collectionName: `auth_${id}`, status: 'connecting' });
+    expect(created).toMatchObject({ _id: id, status: 'connecting', currentStatus: 'connecting', hasQR: false });
+    expect(await getAccount(table, id)).toEqual(created);
+    await expect(createAccount(table, { id, collectionName: 'x', status: 'connecting' })).rejects.toThrow(
+      AlreadyExistsError,
+    );
+  });
+
+  it('lists accounts oldest first and reports an unknown one as not found', async () => {
+    const first = uniqueId('list');
+    const second = uniqueId('list');
+    await createAccount(table, { id: first, collectionName: 'c1', status: 'connecting' }, new Date(1_000));
+    await createAccount(table, { id: second, collectionName: 'c2', status: 'connecting' }, new Date(2_000));
+    const ids = (await listAccounts(table)).map((a) => a._id);
+    expect(ids.indexOf(first)).toBeLessThan(ids.indexOf(second));
+    await expect(getAccount(table, uniqueId('none'))).rejects.toThrow(NotFoundError);
+  });
+
+  it('updates status and hasQR but never recreates a deleted account', async () => {
+    const id = uniqueId('st');
+    await createAccount(table, { id, collectionName: 'c', status: 'connecting' });
+    await updateAccountStatus(table, id, { status: 'connecting', hasQR: true });
+    expect(await getAccount(table, id)).toMatchObject({ hasQR: true, currentStatus: 'connecting' });
+    await updateAccountStatus(table, id, { status: 'connected' });
+    expect(await getAccount(table, id)).toMatchObject({ status: 'connected', currentStatus: 'connected', hasQR: false });
+    await expect(updateAccountStatus(table, uniqueId('gone'), { status: 'connected' })).rejects.toThrow(NotFoundError);
+  });
+});
+
+describe('chats and messages', () => {
+  it('lists messages of a chat newest first with limit and skip', async () => {
+    const id = uniqueId('msg');
+    for (let i = 0; i < 7; i++) await putMessage(table, id, textMessage(`M${i}`, 1_700_000_000_000 + i));
+    await putMessage(table, id, textMessage('OTHER', 1_800_000_000_000, '15550002222@s.whatsapp.net'));
+    const all = await listMessages(table, id, chatJid, { limit: 50, skip: 0 });
+    expect(all.map((m) => m.messageId)).toEqual(['M6', 'M5', 'M4', 'M3', 'M2', 'M1', 'M0']);
+    const page = await listMessages(table, id, chatJid, { limit: 2, skip: 3 });
+    expect(page.map((m) => m.messageId)).toEqual(['M3', 'M2']);
+    expect(await findMessage(table, id, 'M4')).toMatchObject({ chatId: chatJid, text: 'hello M4' });
+  });
+
+  it('records reactions and revocations on stored messages only', async () => {
+    const id = uniqueId('react');
+    await putMessage(table, id, textMessage('R1', 1));
+    expect(await addReaction(table, id, 'R1', { from: chatJid, emoji: '👍', timestamp: 2 })).toBe(true);
+    expect(await addReaction(table, id, 'NOPE', { from: chatJid, emoji: '👍', timestamp: 2 })).toBe(false);
+    expect(await markMessageRevoked(table, id, 'R1')).toBe(true);
+    const stored = await findMessage(table, id, 'R1');
+    expect(stored?.reactions).toHaveLength(1);
+    expect(stored?.revoked).toBe(true);
+    expect(stored?.text).toBeUndefined();
+  });
+
+  it('orders chats by last activity, counts unread, and ignores late older messages for order', async () => {
+    const id = uniqueId('chat');
+    const a = '15550000001@s.whatsapp.net';
+    const b = '123456789-987654321@g.us';
+    await recordChatActivity(table, id, { chatId: a, timestamp: 100, name: 'Alice', unread: true });
+    await recordChatActivity(table, id, { chatId: b, timestamp: 200, name: 'Group', unread: true });
+    await recordChatActivity(table, id, { chatId: a, timestamp: 300, unread: true });
+    await recordChatActivity(table, id, { chatId: b, timestamp: 150, unread: false });
+    const chats = await listChats(table, id, { limit: 50, skip: 0 });
+    expect(chats).toEqual([
+      { chatId: a, name: 'Alice', unreadCount: 2, lastMessageTime: 300 },
+      { chatId: b, name: 'Group', unreadCount: 1, lastMessageTime: 200 },
+    ]);
+    expect(await listChats(table, id, { limit: 1, skip: 1 })).toEqual([chats[1]]);
+  });
+});
+
+describe('outbound records', () => {
+  it('goes from pending to sent or failed, and ignores settling an unknown send', async () => {
+    const id = uniqueId('out');
+    await putPendingOutbound(table, id, { messageId: 'S1', commandId: 'c1' });
+    await putPendingOutbound(table, id, { messageId: 'S2', commandId: 'c2' });
+    expect(await findOutbound(table, id, 'S1')).toMatchObject({ status: 'pending' });
+    expect(await markOutboundSent(table, id, 'S1', 42)).toBe(true);
+    expect(await markOutboundFailed(table, id, 'S2', 'not on WhatsApp')).toBe(true);
+    expect(await markOutboundSent(table, id, 'S3')).toBe(false);
+    expect(await findOutbound(table, id, 'S1')).toMatchObject({ status: 'sent', sentAt: 42 });
+    expect(await findOutbound(table, id, 'S2')).toMatchObject({ status: 'failed', reason: 'not on WhatsApp' });
+  });
+});
+
+describe('webhooks', () => {
+  it('reports created only for a new URL', async () => {
+    const url = `https://example.com/${uniqueId('hook')}`;
+    expect((await registerWebhook(table, url)).created).toBe(true);
+    expect((await registerWebhook(table, url)).created).toBe(false);
+    expect((await listWebhooks(table)).map((w) => w.url)).toContain(url);
+  });
+});
+
+describe('auth state', () => {
+  it('stores creds and more keys than one batch holds, reads them back, deletes some, clears all', async () => {
+    const collection = `auth_${uniqueId('keys')}`;
+    expect(await readCreds(table, collection)).toBeUndefined();
+    await writeCreds(table, collection, '{"me":1}');
+    expect(await readCreds(table, collection)).toBe('{"me":1}');
+
+    const ids = Array.from({ length: 130 }, (_, i) => String(i));
+    await writeSignalKeys(table, collection, ids.map((id) => ({ type: 'pre-key', id, value: `v${id}` })));
+    await writeSignalKeys(table, collection, [{ type: 'session', id: '1.0', value: 's' }]);
+    const read = await readSignalKeys(table, collection, 'pre-key', [...ids, 'missing']);
+    expect(Object.keys(read)).toHaveLength(130);
+    expect(read['129']).toBe('v129');
+    expect(read.missing).toBeUndefined();
+
+    await writeSignalKeys(table, collection, [
+      { type: 'pre-key', id: '5', value: null },
+      { type: 'pre-key', id: '6', value: 'first' },
+      { type: 'pre-key', id: '6', value: 'last' },
+    ]);
+    const after = await readSignalKeys(table, collection, 'pre-key', ['5', '6']);
+    expect(after).toEqual({ '6': 'last' });
+    expect(await readSignalKeys(table, collection, 'session', ['1.0'])).toEqual({ '1.0': 's' });
+
+    expect(await clearAuthState(table, collection)).toBe(131);
+    expect(await readCreds(table, collection)).toBeUndefined();
+  });
+});
+
+describe('account deletion', () => {
+  it('removes every item of the account, its auth state and its S3 objects, and nothing else', async () => {
+    const id = uniqueId('del');
+    const other = uniqueId('keep');
+    const collection = `auth_${id}`;
+    await createAccount(table, { id, collectionName: collection, status: 'connecting' });
+    await createAccount(table, { id: other, collectionName: `auth_${other}`, status: 'connecting' });
+    for (let i = 0; i < 30; i++) await putMessage(table, id, textMessage(`D${i}`, i));
+    await putMessage(table, other, textMessage('K1', 1));
+    await recordChatActivity(table, id, { chatId: chatJid, timestamp: 1, unread: true });
+    await putPendingOutbound(table, id, { messageId: 'O1', commandId: 'c' });
+    await putMedia(table, id, { mediaId: 'm1', messageId: 'D1', s3Key: `accounts/${id}/media/m1`, mimetype: 'image/png', size: 3 });
+    await putStream(media, `accounts/${id}/media/m1`, Buffer.from('abc'), { contentType: 'image/png' });
+    await putStream(media, `accounts/${id}/uploads/u1`, Buffer.from('def'), { contentType: 'image/png' });
+    await putStream(media, `accounts/${other}/media/m2`, Buffer.from('ghi'), { contentType: 'image/png' });
+    await writeCreds(table, collection, '{}');
+    await writeSignalKeys(table, collection, [{ type: 'pre-key', id: '1', value: 'k' }]);
+
+    const counts = await deleteAccountData(table, media, id, collection);
+    expect(counts).toEqual({ items: 30 + 1 + 1 + 1 + 1, authItems: 2, objects: 2 });
+
+    const gone = await stack.clients.dynamo.send(new GetCommand({ TableName: table.name, Key: accountKey(id) }));
+    expect(gone.Item).toBeUndefined();
+    expect(await listMessages(table, id, chatJid, { limit: 100, skip: 0 })).toEqual([]);
+    expect(await listChats(table, id, { limit: 100, skip: 0 })).toEqual([]);
+    expect(await findMedia(table, id, 'm1')).toBeUndefined();
+    expect(await readCreds(table, collection)).toBeUndefined();
+    expect(await listKeys(media, `accounts/${id}/`)).toEqual([]);
+
+    expect(await getAccount(table, other)).toMatchObject({ _id: other });
+    expect(await findMessage(table, other, 'K1')).toBeDefined();
+    expect((await getBuffer(media, `accounts/${other}/media/m2`))?.toString()).toBe('ghi');
+  });
+});

@@ -1,0 +1,71 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createClients, destroyClients } from '../../../core/aws.js';
+import { loadConfig } from '../../../core/config.js';
+import { newCommandId } from '../../../core/ids.js';
+import { getBuffer, mediaStoreOf, putStream } from '../../../core/media-store.js';
+import { createQueues } from '../../../core/queues.js';
+import { ensureResources } from '../../../core/resources.js';
+import { createAccount, getAccount } from '../../../core/store/accounts.js';
+import { tableOf } from '../../../core/store/table.js';
+import { startEmulators } from '../../../infra/local/emulators.js';
+import { silentLogger } from '../../support/test-stack.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function withStack<T>(dataDir: string, run: (deps: ReturnType<typeof deps>) => Promise<T>): Promise<T> {
+  const emulators = await startEmulators({ dataDir });
+  const config = loadConfig({ ...emulators.env, LOG_LEVEL: 'silent' });
+  const clients = createClients(config);
+  try {
+    await ensureResources(config, clients, silentLogger);
+    return await run(deps(config, clients));
+  } finally {
+    destroyClients(clients);
+    await emulators.stop();
+  }
+}
+const deps = (config: ReturnType<typeof loadConfig>, clients: ReturnType<typeof createClients>) => ({
+  table: tableOf(config, clients),
+  media: mediaStoreOf(config, clients),
+  queues: createQueues(config, clients, silentLogger),
+});
+
+describe('startEmulators', () => {
+  it('keeps items, objects and queued commands in dataDir across a restart on new ports', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'wa-emu-'));
+    dirs.push(dataDir);
+    const commandId = newCommandId();
+    await withStack(dataDir, async ({ table, media, queues }) => {
+      await createAccount(table, { id: 'persist1', collectionName: 'auth_persist1', status: 'connecting' });
+      await putStream(media, 'accounts/persist1/media/m', Buffer.from('bytes'), { contentType: 'image/png' });
+      await queues.sendCommand({ type: 'connect', accountId: 'persist1', commandId, payload: {} });
+    });
+    await withStack(dataDir, async ({ table, media, queues }) => {
+      expect(await getAccount(table, 'persist1')).toMatchObject({ _id: 'persist1', status: 'connecting' });
+      expect((await getBuffer(media, 'accounts/persist1/media/m'))?.toString()).toBe('bytes');
+      const [command] = await queues.receiveCommands({ waitSeconds: 2 });
+      expect(command?.body.commandId).toBe(commandId);
+    });
+  });
+
+  it('ensureResources is idempotent and a temp stack leaves no data behind', async () => {
+    const emulators = await startEmulators();
+    const config = loadConfig({ ...emulators.env, LOG_LEVEL: 'silent' });
+    const clients = createClients(config);
+    try {
+      await ensureResources(config, clients, silentLogger);
+      await ensureResources(config, clients, silentLogger);
+      expect(Object.keys(emulators.endpoints).sort()).toEqual(['dynamodb', 's3', 'sqs']);
+      for (const url of Object.values(emulators.endpoints)) expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    } finally {
+      destroyClients(clients);
+      await emulators.stop();
+    }
+  });
+});
