@@ -2,14 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createClients, destroyClients } from '../../../core/aws.js';
-import { loadConfig } from '../../../core/config.js';
+import { createClients, destroyClients, type AwsClients } from '../../../core/aws.js';
+import { loadConfig, type Config } from '../../../core/config.js';
 import { newCommandId } from '../../../core/ids.js';
-import { getBuffer, mediaStoreOf, putStream } from '../../../core/media-store.js';
-import { createQueues } from '../../../core/queues.js';
+import { getBuffer, mediaStoreOf, putStream, type MediaStore } from '../../../core/media-store.js';
+import { createQueues, type Queues } from '../../../core/queues.js';
 import { ensureResources } from '../../../core/resources.js';
 import { createAccount, getAccount } from '../../../core/store/accounts.js';
-import { tableOf } from '../../../core/store/table.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
 import { startEmulators } from '../../../infra/local/emulators.js';
 import { silentLogger } from '../../support/test-stack.js';
 
@@ -18,7 +18,13 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-async function withStack<T>(dataDir: string, run: (deps: ReturnType<typeof deps>) => Promise<T>): Promise<T> {
+interface Deps {
+  table: Table;
+  media: MediaStore;
+  queues: Queues;
+}
+
+async function withStack<T>(dataDir: string, run: (deps: Deps) => Promise<T>): Promise<T> {
   const emulators = await startEmulators({ dataDir });
   const config = loadConfig({ ...emulators.env, LOG_LEVEL: 'silent' });
   const clients = createClients(config);
@@ -30,7 +36,7 @@ async function withStack<T>(dataDir: string, run: (deps: ReturnType<typeof deps>
     await emulators.stop();
   }
 }
-const deps = (config: ReturnType<typeof loadConfig>, clients: ReturnType<typeof createClients>) => ({
+const deps = (config: Config, clients: AwsClients): Deps => ({
   table: tableOf(config, clients),
   media: mediaStoreOf(config, clients),
   queues: createQueues(config, clients, silentLogger),
