@@ -1,0 +1,98 @@
+import {
+  BufferJSON,
+  initAuthCreds,
+  makeCacheableSignalKeyStore,
+  proto,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+} from '@whiskeysockets/baileys';
+import type { Logger } from '../../core/logger.js';
+import {
+  clearAuthState,
+  readCreds,
+  readSignalKeys,
+  writeCreds,
+  writeSignalKeys,
+  type SignalKeyWrite,
+} from '../../core/store/auth-state.js';
+import type { Table } from '../../core/store/table.js';
+
+/**
+ * Baileys' authentication state kept in DynamoDB under one `collectionName`: the creds item and
+ * one item per signal key, values serialized with Baileys' BufferJSON. Key writes are awaited
+ * before Baileys continues (it awaits `keys.set`), so a pre-key or session it uses is durable
+ * first; creds writes are queued in order and `flush()` waits for them before a reconnect or a
+ * shutdown. An in-memory cache in front of the key store spares repeated reads.
+ */
+export interface DynamoAuthState {
+  state: AuthenticationState;
+  /** True when the creds belong to a linked device (a QR was scanned at some point). */
+  isLinked(): boolean;
+  /** Persists the current creds; writes happen one after another in call order. */
+  saveCreds(): Promise<void>;
+  /** Resolves when every creds write queued so far is stored. */
+  flush(): Promise<void>;
+  /** Deletes creds and every key (logout): the next socket starts with a fresh QR. */
+  clear(): Promise<void>;
+}
+
+const serialize = (value: unknown) => JSON.stringify(value, BufferJSON.replacer);
+const deserialize = (text: string): unknown => JSON.parse(text, BufferJSON.reviver);
+
+function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
+  return {
+    async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
+      const stored = await readSignalKeys(table, collectionName, type, ids);
+      const values: { [id: string]: SignalDataTypeMap[T] } = {};
+      for (const [id, text] of Object.entries(stored)) {
+        const parsed = deserialize(text);
+        // Baileys expects the protobuf object for app-state keys, not the plain JSON shape.
+        values[id] = (
+          type === 'app-state-sync-key'
+            ? proto.Message.AppStateSyncKeyData.fromObject(parsed as Record<string, unknown>)
+            : parsed
+        ) as SignalDataTypeMap[T];
+      }
+      return values;
+    },
+    async set(data: SignalDataSet) {
+      const writes: SignalKeyWrite[] = [];
+      for (const [type, entries] of Object.entries(data)) {
+        for (const [id, value] of Object.entries(entries ?? {})) {
+          writes.push({ type, id, value: value ? serialize(value) : null });
+        }
+      }
+      await writeSignalKeys(table, collectionName, writes);
+    },
+  };
+}
+
+export async function loadDynamoAuthState(table: Table, collectionName: string, logger: Logger): Promise<DynamoAuthState> {
+  const storedCreds = await readCreds(table, collectionName);
+  const creds: AuthenticationCreds = storedCreds ? (deserialize(storedCreds) as AuthenticationCreds) : initAuthCreds();
+  const state: AuthenticationState = {
+    creds,
+    keys: makeCacheableSignalKeyStore(keyStoreFor(table, collectionName), logger),
+  };
+
+  let lastWrite: Promise<void> = Promise.resolve();
+  const saveCreds = () => {
+    const write = lastWrite.catch(() => undefined).then(() => writeCreds(table, collectionName, serialize(state.creds)));
+    lastWrite = write;
+    return write;
+  };
+
+  return {
+    state,
+    isLinked: () => Boolean(state.creds.me?.id),
+    saveCreds,
+    flush: () => lastWrite,
+    async clear() {
+      await lastWrite.catch(() => undefined);
+      await clearAuthState(table, collectionName);
+    },
+  };
+}

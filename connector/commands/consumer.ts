@@ -1,0 +1,110 @@
+import type { Logger } from '../../core/logger.js';
+import type { Queues, Received } from '../../core/queues.js';
+import type { Command } from '../../core/schemas/command.js';
+import { isValidAccountId } from '../../core/jid.js';
+import type { CommandHandler, CommandHandlers, CommandOutcome } from './outcome.js';
+import { retryLater } from './outcome.js';
+
+export interface ConsumerDeps {
+  queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility'>;
+  handlers: CommandHandlers;
+  logger: Logger;
+  /** Long-poll seconds per receive (shorter in tests so stop() is quick). */
+  waitSeconds?: number;
+}
+
+export interface CommandConsumer {
+  /** Stops receiving, lets commands in flight finish, then resolves. */
+  stop(): Promise<void>;
+}
+
+/** Retry delay after a handler threw: the redrive policy sends a command that keeps failing to the DLQ. */
+const ERROR_RETRY_SECONDS = 5;
+/** Visibility while a command runs: longer than any send (uploads, conversions) may take. */
+const IN_FLIGHT_VISIBILITY_SECONDS = 120;
+
+function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandOutcome> {
+  // The map is keyed by the same literal as the union, so the handler fits its command.
+  const handler = handlers[command.type] as CommandHandler<typeof command.type>;
+  return handler(command as never);
+}
+
+/**
+ * Long-polls the command queue and runs each command through the handler of its type. Commands
+ * of one account (one FIFO message group) run one after another in queue order; different
+ * accounts run in parallel.
+ */
+export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
+  const { queues, handlers, logger } = deps;
+  const abort = new AbortController();
+  let running = true;
+
+  async function handle(received: Received<Command>): Promise<void> {
+    const command = received.body;
+    const log = logger.child({ accountId: command.accountId, commandId: command.commandId, command: command.type });
+    let outcome: CommandOutcome;
+    if (!isValidAccountId(command.accountId)) {
+      log.error('command with an invalid account id dropped');
+      outcome = { kind: 'done', note: 'invalid account id' };
+    } else {
+      try {
+        outcome = await dispatch(handlers, command);
+      } catch (error) {
+        log.error({ err: error }, 'command failed');
+        outcome = retryLater(ERROR_RETRY_SECONDS, error instanceof Error ? error.message : String(error));
+      }
+    }
+    if (outcome.kind === 'done') {
+      log.debug({ note: outcome.note }, 'command done');
+      await queues.ackCommand(received.receiptHandle);
+    } else {
+      log.info({ reason: outcome.reason, delaySeconds: outcome.delaySeconds }, 'command returned to the queue');
+      await queues.changeCommandVisibility(received.receiptHandle, outcome.delaySeconds);
+    }
+  }
+
+  async function handleBatch(batch: Received<Command>[]): Promise<void> {
+    const byAccount = new Map<string, Received<Command>[]>();
+    for (const received of batch) {
+      const group = byAccount.get(received.body.accountId) ?? [];
+      group.push(received);
+      byAccount.set(received.body.accountId, group);
+    }
+    await Promise.all(
+      [...byAccount.values()].map(async (group) => {
+        for (const received of group) {
+          await handle(received).catch((error: unknown) =>
+            logger.error({ err: error, commandId: received.body.commandId }, 'settling a command with the queue failed'),
+          );
+        }
+      }),
+    );
+  }
+
+  const loop = (async () => {
+    while (running) {
+      try {
+        const batch = await queues.receiveCommands({
+          maxMessages: 10,
+          waitSeconds: deps.waitSeconds ?? 20,
+          visibilityTimeoutSeconds: IN_FLIGHT_VISIBILITY_SECONDS,
+          abortSignal: abort.signal,
+        });
+        if (batch.length > 0) await handleBatch(batch);
+      } catch (error) {
+        if (!running) break;
+        logger.error({ err: error }, 'receiving commands failed');
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      // Only the long poll is aborted; a batch being handled runs to its end.
+      abort.abort();
+      await loop;
+    },
+  };
+}

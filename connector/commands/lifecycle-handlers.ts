@@ -1,0 +1,62 @@
+import type { Logger } from '../../core/logger.js';
+import { deleteAccountData } from '../../core/store/account-deletion.js';
+import type { MediaStore } from '../../core/media-store.js';
+import type { Table } from '../../core/store/table.js';
+import type { CommandOf } from '../../core/schemas/command.js';
+import type { Ownership } from '../ownership/ownership.js';
+import type { SessionRegistry } from '../session/session-registry.js';
+import { done, retryLater, type CommandOutcome } from './outcome.js';
+
+export interface LifecycleDeps {
+  table: Table;
+  mediaStore: MediaStore;
+  registry: SessionRegistry;
+  ownership: Ownership;
+  logger: Logger;
+}
+
+/** Seconds before a command for an account owned by another connector is visible again. */
+export const OWNED_ELSEWHERE_RETRY_SECONDS = 2;
+
+export function lifecycleHandlers(deps: LifecycleDeps) {
+  const { registry, ownership } = deps;
+
+  /** True when the account runs on another connector, so the command is theirs to execute. */
+  const belongsElsewhere = async (accountId: string) =>
+    !registry.get(accountId) && (await ownership.ownedElsewhere(accountId));
+
+  return {
+    async connect(command: CommandOf<'connect'>): Promise<CommandOutcome> {
+      const outcome = await registry.start(command.accountId, 'connect');
+      switch (outcome) {
+        case 'started':
+          return done('session started');
+        case 'already_running':
+          await registry.get(command.accountId)?.republishStatus();
+          return done('session already running');
+        case 'owned_elsewhere':
+          return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+        case 'account_not_found':
+          return done('account does not exist');
+      }
+    },
+
+    async disconnect(command: CommandOf<'disconnect'>): Promise<CommandOutcome> {
+      if (await belongsElsewhere(command.accountId)) {
+        return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+      }
+      await registry.stop(command.accountId, 'not_started');
+      return done('session closed');
+    },
+
+    async delete_account(command: CommandOf<'delete_account'>): Promise<CommandOutcome> {
+      if (await belongsElsewhere(command.accountId)) {
+        return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+      }
+      await registry.end(command.accountId);
+      const counts = await deleteAccountData(deps.table, deps.mediaStore, command.accountId, command.payload.collectionName);
+      deps.logger.info({ accountId: command.accountId, ...counts }, 'account data deleted');
+      return done('account deleted');
+    },
+  };
+}

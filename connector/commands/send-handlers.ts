@@ -1,0 +1,188 @@
+import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage, WAMessageKey, WASocket } from '@whiskeysockets/baileys';
+import { isGroupJid, normalizeJid } from '../../core/jid.js';
+import { accountObjectPrefix } from '../../core/keys.js';
+import type { Logger } from '../../core/logger.js';
+import { getStream, type MediaStore } from '../../core/media-store.js';
+import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
+import type { Message } from '../../core/schemas/message.js';
+import { findMessage } from '../../core/store/messages.js';
+import { findOutbound, markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
+import type { Table } from '../../core/store/table.js';
+import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
+import type { Ownership } from '../ownership/ownership.js';
+import type { InboundHandlers } from '../session/event-dispatcher.js';
+import type { SessionRegistry } from '../session/session-registry.js';
+import { OWNED_ELSEWHERE_RETRY_SECONDS } from './lifecycle-handlers.js';
+import { done, retryLater, type CommandOutcome } from './outcome.js';
+
+export interface SendDeps {
+  table: Table;
+  mediaStore: MediaStore;
+  registry: SessionRegistry;
+  ownership: Ownership;
+  inbound: InboundHandlers;
+  logger: Logger;
+  /** How long a send waits for a reconnecting session before failing (the API waits too). */
+  waitForConnectedMs: number;
+}
+
+/** A send that cannot be done; the message becomes the outbound `reason` (the API's `detail`). */
+class SendRejectedError extends Error {
+  override name = 'SendRejectedError';
+}
+
+interface PreparedSend {
+  jid: string;
+  content: AnyMessageContent;
+  options?: Omit<MiscMessageGenerationOptions, 'messageId'>;
+  /** Called when the content was built but will not be sent (frees streams). */
+  release?: () => void;
+}
+
+function recipient(to: string, field = 'to'): string {
+  const jid = normalizeJid(to);
+  if (!jid) throw new SendRejectedError(`${field} is not a valid JID`);
+  return jid;
+}
+
+/** The key of a stored message, as Baileys addresses it in quotes, reactions and deletes. */
+function keyOf(message: Message): WAMessageKey {
+  return {
+    remoteJid: message.chatId,
+    fromMe: message.fromMe,
+    id: message.messageId,
+    ...(isGroupJid(message.chatId) && !message.fromMe ? { participant: message.from } : {}),
+  };
+}
+
+/** Enough of a stored message for Baileys to build the quote (context info) of a reply. */
+function quotable(message: Message): WAMessage {
+  return {
+    key: keyOf(message),
+    message: { conversation: message.text ?? message.caption ?? '' },
+  };
+}
+
+function reasonOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/**
+ * The five sends. Each one: skip when its outbound record is already settled (a redelivered
+ * command must not send twice), fail at once when the account cannot send, otherwise send with
+ * the command's messageId (so the network's id is ours), store the sent message through the
+ * inbound pipeline, and settle the outbound record the API is waiting on.
+ */
+export function sendHandlers(deps: SendDeps) {
+  const { table, registry } = deps;
+
+  async function settle(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
+    const { accountId } = command;
+    const { messageId } = command.payload;
+    const log = deps.logger.child({ accountId, messageId, command: command.type });
+
+    const outbound = await findOutbound(table, accountId, messageId);
+    if (outbound && outbound.status !== 'pending') return done(`already ${outbound.status}`);
+
+    const fail = async (reason: string) => {
+      log.warn({ reason }, 'send failed');
+      await markOutboundFailed(table, accountId, messageId, reason);
+      return done(`failed: ${reason}`);
+    };
+
+    const session = registry.get(accountId);
+    if (!session) {
+      if (await deps.ownership.ownedElsewhere(accountId)) {
+        return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+      }
+      return fail('account is not connected');
+    }
+    if (!(await session.waitForConnected(deps.waitForConnectedMs))) {
+      return fail(`account is not connected (status: ${session.status})`);
+    }
+    const sock: WASocket | undefined = session.socket;
+    if (!sock) return fail(`account is not connected (status: ${session.status})`);
+
+    let prepared: PreparedSend;
+    try {
+      prepared = await prepare();
+    } catch (error) {
+      return fail(reasonOf(error));
+    }
+
+    let sent: WAMessage | undefined;
+    session.noteOwnSend(messageId);
+    try {
+      sent = await sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
+    } catch (error) {
+      prepared.release?.();
+      return fail(reasonOf(error));
+    }
+    if (!sent) return fail('the network did not accept the message');
+
+    // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
+    const ctx = session.inboundContext();
+    if (ctx) {
+      await deps.inbound
+        .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
+        .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
+    }
+    const seconds = Number(sent.messageTimestamp ?? 0);
+    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now());
+    log.info('sent');
+    return done('sent');
+  }
+
+  async function storedTarget(accountId: string, messageId: string): Promise<Message | undefined> {
+    return findMessage(table, accountId, messageId);
+  }
+
+  return {
+    send_text: (command: CommandOf<'send_text'>) =>
+      settle(command, async () => ({ jid: recipient(command.payload.to), content: { text: command.payload.text } })),
+
+    send_reply: (command: CommandOf<'send_reply'>) =>
+      settle(command, async () => {
+        const { to, chatId, text, quotedMessageId } = command.payload;
+        const quoted = await storedTarget(command.accountId, quotedMessageId);
+        if (!quoted) throw new SendRejectedError('quoted message not found');
+        const jid = chatId ? recipient(chatId, 'chatId') : quoted.chatId || recipient(to);
+        return { jid, content: { text }, options: { quoted: quotable(quoted) } };
+      }),
+
+    send_reaction: (command: CommandOf<'send_reaction'>) =>
+      settle(command, async () => {
+        const { to, targetMessageId, emoji } = command.payload;
+        const target = await storedTarget(command.accountId, targetMessageId);
+        const key: WAMessageKey = target ? keyOf(target) : { remoteJid: recipient(to), fromMe: false, id: targetMessageId };
+        return { jid: key.remoteJid ?? recipient(to), content: { react: { text: emoji, key } } };
+      }),
+
+    delete_message: (command: CommandOf<'delete_message'>) =>
+      settle(command, async () => {
+        const { to, targetMessageId } = command.payload;
+        const target = await storedTarget(command.accountId, targetMessageId);
+        if (target && !target.fromMe) throw new SendRejectedError('only messages sent by this account can be deleted');
+        const key: WAMessageKey = target ? keyOf(target) : { remoteJid: recipient(to), fromMe: true, id: targetMessageId };
+        return { jid: key.remoteJid ?? recipient(to), content: { delete: key } };
+      }),
+
+    send_media: (command: CommandOf<'send_media'>) =>
+      settle(command, async () => {
+        const { to, kind, s3Key, mimetype, fileName, caption } = command.payload;
+        const jid = recipient(to);
+        if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError('upload is not this account\'s');
+        const upload = await getStream(deps.mediaStore, s3Key);
+        if (!upload) throw new SendRejectedError('uploaded file not found');
+        const content = await buildOutgoingMediaContent({
+          kind,
+          source: upload.body,
+          mimetype,
+          ...(fileName ? { fileName } : {}),
+          ...(caption ? { caption } : {}),
+        });
+        return { jid, content, release: () => releaseOutgoingMediaContent(content) };
+      }),
+  };
+}

@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { Agent as HttpsAgent } from 'node:https';
+import { WA_CERT_DETAILS, type SocketConfig } from '@whiskeysockets/baileys';
+import { Agent as UndiciAgent } from 'undici';
+import type { Config } from '../core/config.js';
+import { ConfigError } from '../core/config.js';
+
+/**
+ * Where the sockets connect. Against real WhatsApp nothing is overridden. Against a sandbox
+ * network (all of WA_WS_URL, WA_ROOT_PUBLIC_KEY, WA_MEDIA_CA_FILE set) the socket URL, the
+ * certificate root Baileys checks during the Noise handshake, and the CA trusted for media
+ * uploads and downloads all point at the sandbox.
+ */
+export interface NetworkOptions {
+  mode: 'whatsapp' | 'sandbox';
+  socket: Partial<Pick<SocketConfig, 'waWebSocketUrl' | 'fetchAgent'>>;
+  /** For `downloadMediaMessage(..., {options: {dispatcher}})`; undefined uses the default trust store. */
+  downloadDispatcher?: FetchDispatcher;
+}
+
+/** The dispatcher type of Node's global fetch (Baileys downloads with it). */
+export type FetchDispatcher = NonNullable<RequestInit['dispatcher']>;
+
+type NetworkConfig = Pick<Config, 'WA_WS_URL' | 'WA_ROOT_PUBLIC_KEY' | 'WA_MEDIA_CA_FILE'>;
+
+export function networkOptionsFrom(config: NetworkConfig): NetworkOptions {
+  const { WA_WS_URL: wsUrl, WA_ROOT_PUBLIC_KEY: rootKey, WA_MEDIA_CA_FILE: caFile } = config;
+  const given = [wsUrl, rootKey, caFile].filter(Boolean).length;
+  if (given === 0) return { mode: 'whatsapp', socket: {} };
+  if (!wsUrl || !rootKey || !caFile) {
+    throw new ConfigError('Sandbox mode needs all of WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE');
+  }
+  const ca = readFileSync(caFile, 'utf8');
+  // Baileys reads this exported object at handshake time; it is process-wide, which is fine
+  // because one connector process talks to one network.
+  WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(rootKey, 'hex');
+  return {
+    mode: 'sandbox',
+    socket: { waWebSocketUrl: wsUrl, fetchAgent: new HttpsAgent({ ca, keepAlive: true }) },
+    // undici's Agent and Node's bundled undici-types describe the same dispatch interface with
+    // slightly different FormData types; the global fetch accepts it at runtime.
+    downloadDispatcher: new UndiciAgent({ connect: { ca } }) as unknown as FetchDispatcher,
+  };
+}

@@ -1,0 +1,335 @@
+import type { Readable } from 'node:stream';
+import {
+  Browsers,
+  downloadMediaMessage,
+  jidNormalizedUser,
+  makeWASocket,
+  type ConnectionState,
+  type WAMessage,
+  type WASocket,
+} from '@whiskeysockets/baileys';
+import { NotFoundError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { updateAccountStatus } from '../../core/store/accounts.js';
+import type { Table } from '../../core/store/table.js';
+import type { AccountStatus } from '../../core/schemas/account.js';
+import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
+import type { NetworkOptions } from '../network-options.js';
+import { attachDispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
+import { logQr } from './qr-log.js';
+import { decideAfterClose } from './reconnect-policy.js';
+
+export interface AccountSessionDeps {
+  accountId: string;
+  collectionName: string;
+  table: Table;
+  network: NetworkOptions;
+  logger: Logger;
+  inbound: InboundHandlers;
+  /** Where the terminal drawing of a QR goes (stdout in the process, nowhere in tests). */
+  printTerminalQr: (text: string) => void;
+  /** Called once when the session ends by itself (logged out, QR never scanned, account gone). */
+  onEnded: (accountId: string, why: SessionEndReason) => void;
+}
+
+export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_deleted';
+
+/** Why a session is being started: a user asked (`connect`) or it picks up where it was (`resume`). */
+export type StartReason = 'connect' | 'resume';
+
+/** Bound on waiting for Baileys to close: `sock.end()` can hang on a dead WebSocket. */
+const STOP_TIMEOUT_MS = 3_000;
+
+const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
+  const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
+  return error?.output?.statusCode;
+};
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timed_out'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timed_out'>((resolve) => {
+    timer = setTimeout(() => resolve('timed_out'), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * One WhatsApp login of one account: owns the socket's lifecycle only. Status changes go through
+ * `setStatus` (store + log); what to do after a close is `decideAfterClose`; messages go to the
+ * inbound pipeline through the dispatcher; sending is done by command handlers on `socket`.
+ */
+export class AccountSession {
+  readonly accountId: string;
+  private readonly deps: AccountSessionDeps;
+  private readonly log: Logger;
+  private currentStatus: AccountStatus = 'not_started';
+  private currentHasQr = false;
+  private sock: WASocket | undefined;
+  private detach: (() => void) | undefined;
+  private auth: DynamoAuthState | undefined;
+  private stopped = false;
+  private failures = 0;
+  private qrRounds = 0;
+  private sawQrThisSocket = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private statusWrites: Promise<void> = Promise.resolve();
+  private readonly statusListeners = new Set<() => void>();
+  /** Message ids sent by commands recently, so Baileys' echo of them is not stored twice. */
+  private readonly ownSends = new Map<string, number>();
+
+  constructor(deps: AccountSessionDeps) {
+    this.deps = deps;
+    this.accountId = deps.accountId;
+    this.log = deps.logger.child({ accountId: deps.accountId });
+  }
+
+  get status(): AccountStatus {
+    return this.currentStatus;
+  }
+
+  /** The socket while the session is `connected`, otherwise undefined. */
+  get socket(): WASocket | undefined {
+    return this.currentStatus === 'connected' ? this.sock : undefined;
+  }
+
+  get selfJid(): string | undefined {
+    const id = this.sock?.user?.id ?? this.auth?.state.creds.me?.id;
+    return id ? jidNormalizedUser(id) : undefined;
+  }
+
+  async start(reason: StartReason): Promise<void> {
+    this.stopped = false;
+    this.auth = await loadDynamoAuthState(this.deps.table, this.deps.collectionName, this.log);
+    const linked = this.auth.isLinked();
+    this.log.info({ reason, linked }, linked ? 'session resuming with saved credentials' : 'session starting: QR expected');
+    await this.setStatus(reason === 'resume' && linked ? 'reconnecting' : 'connecting');
+    this.openSocket();
+  }
+
+  /**
+   * Closes the socket without logging out; the auth state stays. `finalStatus` is written when
+   * given (disconnect: `not_started`); when omitted (lease lost, shutdown) nothing is written,
+   * because the status then belongs to whoever runs the account next.
+   */
+  async stop(finalStatus?: AccountStatus): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    await this.closeSocket();
+    await this.auth?.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+    if (finalStatus) await this.setStatus(finalStatus);
+    this.currentStatus = finalStatus ?? 'not_started';
+    this.notifyStatus();
+    await this.statusWrites;
+  }
+
+  /** Unlinks this device from the phone (best effort, bounded), then stops. Used before deletion. */
+  async logoutAndStop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    const sock = this.socket;
+    if (sock) {
+      const result = await withTimeout(
+        sock.logout('account deleted').catch((error: unknown) => this.log.warn({ err: error }, 'logout failed')),
+        STOP_TIMEOUT_MS,
+      );
+      if (result === 'timed_out') this.log.warn('logout timed out');
+    }
+    await this.closeSocket();
+    this.currentStatus = 'not_started';
+    this.notifyStatus();
+    await this.statusWrites;
+  }
+
+  /** Writes the live status again (a `connect` on a running session was recorded as `connecting`). */
+  republishStatus(): Promise<void> {
+    return this.setStatus(this.currentStatus, this.currentHasQr);
+  }
+
+  /** Resolves true once `connected`, false when `timeoutMs` passes or the session stops first. */
+  waitForConnected(timeoutMs: number): Promise<boolean> {
+    if (this.currentStatus === 'connected') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (value: boolean) => {
+        clearTimeout(timer);
+        this.statusListeners.delete(check);
+        resolve(value);
+      };
+      const check = () => {
+        if (this.currentStatus === 'connected') done(true);
+        else if (this.stopped) done(false);
+      };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.statusListeners.add(check);
+    });
+  }
+
+  /** Remembers an id a command is about to send (see `ownSends`). */
+  noteOwnSend(messageId: string): void {
+    const now = Date.now();
+    this.ownSends.set(messageId, now);
+    for (const [id, at] of this.ownSends) {
+      if (now - at > 10 * 60_000) this.ownSends.delete(id);
+      else break;
+    }
+  }
+
+  /** The context the inbound pipeline needs for this account's messages. */
+  inboundContext(): InboundContext | undefined {
+    const sock = this.sock;
+    const selfJid = this.selfJid;
+    if (!sock || !selfJid) return undefined;
+    const dispatcher = this.deps.network.downloadDispatcher;
+    return {
+      selfJid,
+      download: (message: WAMessage): Promise<Readable> =>
+        downloadMediaMessage(
+          message,
+          'stream',
+          dispatcher ? { options: { dispatcher } } : {},
+          { logger: this.log, reuploadRequest: sock.updateMediaMessage },
+        ),
+    };
+  }
+
+  private openSocket(): void {
+    const auth = this.auth;
+    if (!auth || this.stopped) return;
+    this.sawQrThisSocket = false;
+    const sock = makeWASocket({
+      ...this.deps.network.socket,
+      auth: auth.state,
+      logger: this.log.child({ module: 'baileys' }, { level: this.log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
+      browser: Browsers.ubuntu('Chrome'),
+      markOnlineOnConnect: false,
+      syncFullHistory: false,
+      // History of a freshly linked phone is not imported; live traffic is.
+      shouldSyncHistoryMessage: () => false,
+      generateHighQualityLinkPreview: false,
+    });
+    this.sock = sock;
+    this.detach = attachDispatcher(sock, {
+      accountId: this.accountId,
+      logger: this.log,
+      inbound: this.deps.inbound,
+      inboundContext: () => (this.sock === sock ? this.inboundContext() : undefined),
+      isOwnCommandSend: (id) => this.ownSends.has(id),
+      onConnectionUpdate: (update) => {
+        if (this.sock === sock) void this.onConnectionUpdate(update);
+      },
+      onCredsUpdate: () => {
+        auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+      },
+    });
+  }
+
+  private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
+    if (update.qr) {
+      this.sawQrThisSocket = true;
+      await this.setStatus('connecting', true);
+      await logQr(this.log, this.accountId, update.qr, this.deps.printTerminalQr);
+    }
+    if (update.isNewLogin) {
+      this.log.info('QR scanned: device linked, restarting the connection to log in');
+      await this.setStatus('connecting', false);
+    }
+    if (update.connection === 'open') {
+      this.failures = 0;
+      this.qrRounds = 0;
+      this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
+      await this.setStatus('connected');
+    }
+    if (update.connection === 'close') await this.onClose(closeCodeOf(update));
+  }
+
+  private async onClose(statusCode: number | undefined): Promise<void> {
+    this.detachSocket();
+    if (this.stopped) return;
+    const auth = this.auth;
+    if (!auth) return;
+    // Creds Baileys just changed (pairing, pre-keys) must be stored before the next login uses them.
+    await auth.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+    const decision = decideAfterClose({
+      statusCode,
+      failures: this.failures,
+      linked: auth.isLinked(),
+      qrRounds: this.qrRounds,
+    });
+    if (this.sawQrThisSocket) this.qrRounds += 1;
+    this.log.info({ statusCode, decision: decision.kind }, 'connection closed');
+    switch (decision.kind) {
+      case 'restart_now':
+        this.openSocket();
+        return;
+      case 'retry_later':
+        this.failures += 1;
+        await this.setStatus(auth.isLinked() ? 'reconnecting' : 'connecting');
+        this.reconnectTimer = setTimeout(() => this.openSocket(), decision.delayMs);
+        this.log.info({ delayMs: decision.delayMs }, 'reconnect scheduled');
+        return;
+      case 'logged_out':
+        this.stopped = true;
+        await auth.clear().catch((error: unknown) => this.log.error({ err: error }, 'clearing credentials failed'));
+        await this.setStatus('logged_out');
+        this.log.warn('logged out by the phone: credentials cleared, connect to link again');
+        this.deps.onEnded(this.accountId, 'logged_out');
+        return;
+      case 'give_up_qr':
+        this.stopped = true;
+        await this.setStatus('not_started');
+        this.log.warn('QR was not scanned in time: connect again for a new QR');
+        this.deps.onEnded(this.accountId, 'qr_not_scanned');
+        return;
+    }
+  }
+
+  /** The single place a status changes: kept in memory, written to the store in order, logged. */
+  private setStatus(status: AccountStatus, hasQR = false): Promise<void> {
+    const changed = status !== this.currentStatus;
+    this.currentStatus = status;
+    this.currentHasQr = hasQR;
+    if (changed) this.log.info({ status, hasQR }, 'account status');
+    this.notifyStatus();
+    this.statusWrites = this.statusWrites.then(async () => {
+      try {
+        await updateAccountStatus(this.deps.table, this.accountId, { status, hasQR });
+      } catch (error) {
+        if (error instanceof NotFoundError) {
+          if (!this.stopped) {
+            this.log.warn('account record is gone: closing the session');
+            this.stopped = true;
+            clearTimeout(this.reconnectTimer);
+            void this.closeSocket();
+            this.deps.onEnded(this.accountId, 'account_deleted');
+          }
+          return;
+        }
+        this.log.error({ err: error, status }, 'status write failed');
+      }
+    });
+    return this.statusWrites;
+  }
+
+  private notifyStatus(): void {
+    for (const listener of [...this.statusListeners]) listener();
+  }
+
+  private detachSocket(): void {
+    this.detach?.();
+    this.detach = undefined;
+  }
+
+  private async closeSocket(): Promise<void> {
+    const sock = this.sock;
+    this.sock = undefined;
+    this.detachSocket();
+    if (!sock) return;
+    const result = await withTimeout(
+      sock.end(undefined).catch((error: unknown) => this.log.warn({ err: error }, 'socket end failed')),
+      STOP_TIMEOUT_MS,
+    );
+    if (result === 'timed_out') {
+      this.log.warn('socket did not close in time: dropping it');
+      sock.ws.close();
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { Readable } from 'node:stream';
+import type { BaileysEventMap, ConnectionState, WAMessage, WASocket } from '@whiskeysockets/baileys';
+import type { Logger } from '../../core/logger.js';
+
+/** What the inbound pipeline gets with every batch of messages of one account. */
+export interface InboundContext {
+  /** The account's own JID (normalized, no device suffix). */
+  selfJid: string;
+  /** Decrypted media bytes of a message (sandbox CA trusted when in sandbox mode). */
+  download(message: WAMessage): Promise<Readable>;
+}
+
+/** The inbound pipeline as the session sees it (connector/inbound implements it). */
+export interface InboundHandlers {
+  handleUpsert(accountId: string, upsert: BaileysEventMap['messages.upsert'], ctx: InboundContext): Promise<void>;
+  handleUpdate?(accountId: string, updates: BaileysEventMap['messages.update'], ctx: InboundContext): Promise<void>;
+  handleReaction?(accountId: string, reactions: BaileysEventMap['messages.reaction'], ctx: InboundContext): Promise<void>;
+}
+
+export interface DispatchTargets {
+  accountId: string;
+  logger: Logger;
+  onConnectionUpdate(update: Partial<ConnectionState>): void;
+  onCredsUpdate(): void;
+  inbound: InboundHandlers;
+  inboundContext(): InboundContext | undefined;
+  /** Ids this session sent through commands: their echo upsert is already stored by the sender. */
+  isOwnCommandSend(messageId: string): boolean;
+}
+
+/**
+ * The one `sock.ev.process` consumer of a socket. Connection and creds events go to the session
+ * at once; message events go to the inbound pipeline through a per-account queue so that a
+ * message is stored before a reaction to it or its revocation. Listener errors are logged and
+ * never thrown back into Baileys' emitter.
+ */
+export function attachDispatcher(sock: WASocket, targets: DispatchTargets): () => void {
+  let inboundQueue: Promise<void> = Promise.resolve();
+  const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
+    inboundQueue = inboundQueue.then(async () => {
+      const ctx = targets.inboundContext();
+      if (!ctx) return;
+      try {
+        await work(ctx);
+      } catch (error) {
+        targets.logger.error({ err: error, accountId: targets.accountId, event: what }, 'inbound handler failed');
+      }
+    });
+  };
+
+  return sock.ev.process(async (events) => {
+    if (events['connection.update']) targets.onConnectionUpdate(events['connection.update']);
+    if (events['creds.update']) targets.onCredsUpdate();
+
+    const upsert = events['messages.upsert'];
+    if (upsert) {
+      const messages = upsert.messages.filter(
+        (m) => !(upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id)),
+      );
+      if (messages.length > 0) {
+        enqueue('messages.upsert', (ctx) => targets.inbound.handleUpsert(targets.accountId, { ...upsert, messages }, ctx));
+      }
+    }
+    const updates = events['messages.update'];
+    const handleUpdate = targets.inbound.handleUpdate?.bind(targets.inbound);
+    if (updates && handleUpdate) enqueue('messages.update', (ctx) => handleUpdate(targets.accountId, updates, ctx));
+    const reactions = events['messages.reaction'];
+    const handleReaction = targets.inbound.handleReaction?.bind(targets.inbound);
+    if (reactions && handleReaction) {
+      enqueue('messages.reaction', (ctx) => handleReaction(targets.accountId, reactions, ctx));
+    }
+  });
+}

@@ -1,0 +1,59 @@
+import { DisconnectReason } from '@whiskeysockets/baileys';
+
+/**
+ * What a session does after its socket closed on its own (not through stop()), one named
+ * branch per reason Baileys reports. Pure, so it is tested without a socket.
+ */
+export type ReconnectDecision =
+  /** Pairing finished (515): the network wants a fresh login right away. */
+  | { kind: 'restart_now' }
+  /** A drop: try again after `delayMs` (about 5 s, longer on repeated failures). */
+  | { kind: 'retry_later'; delayMs: number }
+  /** The phone unlinked this device (or the account is barred): creds are void. */
+  | { kind: 'logged_out' }
+  /** Nobody scanned the QR in time, several times over: stop asking. */
+  | { kind: 'give_up_qr' };
+
+export const BASE_RECONNECT_DELAY_MS = 5_000;
+const MAX_RECONNECT_DELAY_MS = 60_000;
+/** QR rounds (each about two minutes of codes) before an unscanned account is parked. */
+export const MAX_QR_ROUNDS = 3;
+
+export interface CloseContext {
+  statusCode: number | undefined;
+  /** Consecutive closes without a successful open in between (0 for the first). */
+  failures: number;
+  /** Creds belong to a linked device. */
+  linked: boolean;
+  /** QR rounds already shown without a scan. */
+  qrRounds: number;
+  random?: () => number;
+}
+
+/** 5 s, 10 s, 20 s ... capped at 60 s, each with ±20 % jitter so accounts do not reconnect in lockstep. */
+export function reconnectDelay(failures: number, random: () => number = Math.random): number {
+  const base = Math.min(MAX_RECONNECT_DELAY_MS, BASE_RECONNECT_DELAY_MS * 2 ** Math.min(failures, 4));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+export function decideAfterClose(context: CloseContext): ReconnectDecision {
+  const { statusCode, failures, linked, qrRounds, random } = context;
+  switch (statusCode) {
+    case DisconnectReason.restartRequired:
+      return { kind: 'restart_now' };
+    case DisconnectReason.loggedOut:
+    case DisconnectReason.forbidden:
+      return { kind: 'logged_out' };
+    case DisconnectReason.timedOut:
+      // Before linking, 408 means the QR codes ran out; after, a lost connection.
+      if (!linked && qrRounds + 1 >= MAX_QR_ROUNDS) return { kind: 'give_up_qr' };
+      return { kind: 'retry_later', delayMs: reconnectDelay(failures, random) };
+    case DisconnectReason.connectionReplaced:
+    case DisconnectReason.connectionClosed:
+    case DisconnectReason.badSession:
+    case DisconnectReason.unavailableService:
+    case DisconnectReason.multideviceMismatch:
+    default:
+      return { kind: 'retry_later', delayMs: reconnectDelay(failures, random) };
+  }
+}

@@ -1,0 +1,242 @@
+import type { Logger } from '../../core/logger.js';
+import { findAccount, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
+import type { Table } from '../../core/store/table.js';
+import type { AccountStatus } from '../../core/schemas/account.js';
+import { NotFoundError } from '../../core/errors.js';
+import type { NetworkOptions } from '../network-options.js';
+import type { Ownership } from '../ownership/ownership.js';
+import { AccountSession, type SessionEndReason, type StartReason } from './account-session.js';
+import type { InboundHandlers } from './event-dispatcher.js';
+
+export interface SessionRegistryDeps {
+  table: Table;
+  network: NetworkOptions;
+  ownership: Ownership;
+  inbound: InboundHandlers;
+  logger: Logger;
+  printTerminalQr: (text: string) => void;
+}
+
+export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | 'account_not_found';
+
+/** Statuses of accounts that should have a socket somewhere. */
+const RUNNING_STATUSES: ReadonlySet<AccountStatus> = new Set(['connecting', 'connected', 'reconnecting']);
+
+/**
+ * The sessions this connector runs, each guarded by a lease: a session exists only while its
+ * lease is held. Renews leases, drops sessions whose lease was lost, and picks up accounts that
+ * should run but nobody owns (at start: resume; later: takeover of a dead connector's accounts).
+ * Operations on one account are serialized.
+ */
+export class SessionRegistry {
+  private readonly sessions = new Map<string, AccountSession>();
+  private readonly lastRenewed = new Map<string, number>();
+  private readonly perAccount = new Map<string, Promise<unknown>>();
+  private renewTimer: NodeJS.Timeout | undefined;
+  private scanTimer: NodeJS.Timeout | undefined;
+  private closing = false;
+  private scans = 0;
+  private readonly scanListeners = new Set<() => void>();
+
+  constructor(private readonly deps: SessionRegistryDeps) {}
+
+  get ownerId(): string {
+    return this.deps.ownership.ownerId;
+  }
+
+  /** Account ids with a session here. */
+  accountIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  get(accountId: string): AccountSession | undefined {
+    return this.sessions.get(accountId);
+  }
+
+  /** Completed ownership scans (tests wait on it instead of sleeping). */
+  get scanCount(): number {
+    return this.scans;
+  }
+
+  /** Resolves after `count` more scans have completed. */
+  waitForScans(count: number): Promise<void> {
+    const target = this.scans + count;
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.scans >= target) {
+          this.scanListeners.delete(check);
+          resolve();
+        }
+      };
+      this.scanListeners.add(check);
+    });
+  }
+
+  /** First scan (resume) now, then the renew and scan loops. */
+  async begin(): Promise<void> {
+    await this.scanForUnownedAccounts();
+    const { renewEveryMs, scanEveryMs } = this.deps.ownership.timing;
+    this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
+    this.scanTimer = setInterval(() => void this.scanForUnownedAccounts(), scanEveryMs);
+  }
+
+  /** Opens a session for the account unless another connector owns it. */
+  start(accountId: string, reason: StartReason): Promise<StartOutcome> {
+    return this.serialized(accountId, async () => {
+      if (this.closing) return 'owned_elsewhere';
+      if (this.sessions.has(accountId)) return 'already_running';
+      const account = await findAccount(this.deps.table, accountId, true);
+      if (!account) return 'account_not_found';
+      if (!(await this.deps.ownership.acquire(accountId))) return 'owned_elsewhere';
+      this.lastRenewed.set(accountId, Date.now());
+      const session = new AccountSession({
+        accountId,
+        collectionName: account.collectionName,
+        table: this.deps.table,
+        network: this.deps.network,
+        logger: this.deps.logger,
+        inbound: this.deps.inbound,
+        printTerminalQr: this.deps.printTerminalQr,
+        onEnded: (id, why) => void this.onSessionEnded(id, session, why),
+      });
+      this.sessions.set(accountId, session);
+      try {
+        await session.start(reason);
+      } catch (error) {
+        this.sessions.delete(accountId);
+        await session.stop().catch(() => undefined);
+        await this.deps.ownership.release(accountId);
+        throw error;
+      }
+      return 'started';
+    });
+  }
+
+  /**
+   * Closes the account's session here (keeping its data) and writes `finalStatus`. Without a
+   * session here the status is still written, unless the account is gone.
+   */
+  stop(accountId: string, finalStatus: AccountStatus): Promise<void> {
+    return this.serialized(accountId, async () => {
+      const session = this.sessions.get(accountId);
+      if (session) {
+        this.sessions.delete(accountId);
+        await session.stop(finalStatus);
+        await this.deps.ownership.release(accountId);
+        this.lastRenewed.delete(accountId);
+        return;
+      }
+      await updateAccountStatus(this.deps.table, accountId, { status: finalStatus }).catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error;
+      });
+    });
+  }
+
+  /** Unlinks and closes the session before the account's data is deleted (the lease goes with the data). */
+  end(accountId: string): Promise<void> {
+    return this.serialized(accountId, async () => {
+      const session = this.sessions.get(accountId);
+      if (!session) return;
+      this.sessions.delete(accountId);
+      this.lastRenewed.delete(accountId);
+      await session.logoutAndStop();
+    });
+  }
+
+  /**
+   * Shutdown: no new sessions; every session closed (bounded each) and marked `reconnecting`
+   * so sends fail fast until a connector resumes it; leases released so that one can start at once.
+   */
+  async closeAll(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.renewTimer);
+    clearInterval(this.scanTimer);
+    await Promise.all(
+      this.accountIds().map((accountId) =>
+        this.serialized(accountId, async () => {
+          const session = this.sessions.get(accountId);
+          if (!session) return;
+          this.sessions.delete(accountId);
+          const wasLive = session.status !== 'not_started' && session.status !== 'logged_out';
+          await session.stop(wasLive ? 'reconnecting' : undefined);
+          await this.deps.ownership.release(accountId);
+        }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
+      ),
+    );
+  }
+
+  private async onSessionEnded(accountId: string, session: AccountSession, why: SessionEndReason) {
+    await this.serialized(accountId, async () => {
+      if (this.sessions.get(accountId) !== session) return;
+      this.sessions.delete(accountId);
+      this.lastRenewed.delete(accountId);
+      if (why !== 'account_deleted') await this.deps.ownership.release(accountId);
+    }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
+  }
+
+  private async renewLeases(): Promise<void> {
+    const { leaseTtlMs } = this.deps.ownership.timing;
+    await Promise.all(
+      this.accountIds().map(async (accountId) => {
+        try {
+          if (await this.deps.ownership.renew(accountId)) {
+            this.lastRenewed.set(accountId, Date.now());
+            return;
+          }
+          this.deps.logger.warn({ accountId }, 'lease lost to another connector: closing the socket here');
+        } catch (error) {
+          const last = this.lastRenewed.get(accountId) ?? 0;
+          this.deps.logger.error({ err: error, accountId }, 'lease renewal failed');
+          // Until the lease would have expired, nobody else may take the account: keep the socket.
+          if (Date.now() - last < leaseTtlMs) return;
+          this.deps.logger.warn({ accountId }, 'lease expired unrenewed: closing the socket here');
+        }
+        await this.dropSession(accountId);
+      }),
+    );
+  }
+
+  private dropSession(accountId: string): Promise<void> {
+    return this.serialized(accountId, async () => {
+      const session = this.sessions.get(accountId);
+      if (!session) return;
+      this.sessions.delete(accountId);
+      this.lastRenewed.delete(accountId);
+      await session.stop();
+    });
+  }
+
+  private async scanForUnownedAccounts(): Promise<void> {
+    if (this.closing) return;
+    try {
+      const accounts = await listAccounts(this.deps.table);
+      const candidates = accounts
+        .filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id))
+        .map((a) => a._id);
+      const unowned = await this.deps.ownership.unowned(candidates);
+      for (const accountId of unowned) {
+        const outcome = await this.start(accountId, 'resume').catch((error: unknown) => {
+          this.deps.logger.error({ err: error, accountId }, 'resuming account failed');
+          return undefined;
+        });
+        if (outcome === 'started') this.deps.logger.info({ accountId }, 'account picked up by this connector');
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'ownership scan failed');
+    } finally {
+      this.scans += 1;
+      for (const listener of [...this.scanListeners]) listener();
+    }
+  }
+
+  private serialized<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.perAccount.get(accountId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    this.perAccount.set(accountId, next);
+    const cleanup = () => {
+      if (this.perAccount.get(accountId) === next) this.perAccount.delete(accountId);
+    };
+    next.then(cleanup, cleanup);
+    return next;
+  }
+}
