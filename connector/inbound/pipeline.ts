@@ -1,0 +1,169 @@
+/**
+ * The inbound pipeline: what the connector does with every message Baileys hands over.
+ *
+ *   const inbound = createInboundPipeline({ config, clients, logger });
+ *   await inbound.handleUpsert(accountId, { messages, type }, { selfJid, download });
+ *
+ * Per message, in order (a message is handled before a later reaction to it):
+ * 1. map it (map-message.ts); status broadcasts and protocol-only messages are skipped;
+ * 2. reactions and revokes update the stored target message (reactions list / revoked flag);
+ * 3. a new message: if its row exists already, nothing more (redelivery is harmless, the
+ *    unread count is not bumped twice); else media is downloaded once into S3 with a Media
+ *    item, then the Message row is stored, then the Chat (name, unreadCount for inbound
+ *    `notify`, lastMessageTime) is updated;
+ * 4. only after it is stored, the webhook event is enqueued, for inbound messages (fromMe false;
+ *    `deliverFromMe: true` includes the account's own), with eventId `<accountId>:<messageId>`.
+ * A media download failure keeps the row (hasMedia true, no mediaId) and logs a warning.
+ * Any other failure throws to the caller (the session's dispatcher logs it) after the
+ * remaining messages of the batch are handled.
+ */
+import type { Readable } from 'node:stream';
+import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
+import type { AwsClients } from '../../core/aws.js';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/logger.js';
+import { mediaStoreOf } from '../../core/media-store.js';
+import { createQueues, type Queues } from '../../core/queues.js';
+import type { Message } from '../../core/schemas/message.js';
+import { recordChatActivity, renameChat } from '../../core/store/chats.js';
+import { findMessage, markMessageRevoked, putMessage } from '../../core/store/messages.js';
+import { tableOf } from '../../core/store/table.js';
+import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
+import { applyReaction } from './reactions.js';
+import { storeMessageMedia } from './store-media.js';
+import { webhookEventFor } from './webhook-payload.js';
+
+export interface InboundPipelineDeps {
+  config: Config;
+  clients: AwsClients;
+  logger: Logger;
+  /** Defaults to the queues of `config`. */
+  queues?: Queues;
+  /** Also deliver messages the account sent itself (from the phone) to webhooks. Default false. */
+  deliverFromMe?: boolean;
+}
+
+/** Per batch, from the account's session. */
+export interface InboundContext {
+  /** The account's own JID: `from` of messages it sent. */
+  selfJid: string;
+  /** The decrypted media bytes of a message. */
+  download(message: WAMessage): Promise<Readable>;
+}
+
+export type MessagesUpsert = BaileysEventMap['messages.upsert'];
+
+export interface InboundPipeline {
+  handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
+}
+
+/** Chat names already written, so a known pushName costs no write per message. */
+const KNOWN_NAMES_LIMIT = 10_000;
+
+export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipeline {
+  const table = tableOf(deps.config, deps.clients);
+  const mediaStore = mediaStoreOf(deps.config, deps.clients);
+  const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
+  const knownNames = new Map<string, string>();
+
+  async function handleOne(accountId: string, msg: WAMessage, upsertType: MessagesUpsert['type'], ctx: InboundContext) {
+    const action = mapInboundMessage(msg, ctx.selfJid);
+    const log = deps.logger.child({ accountId, messageId: msg.key.id });
+    switch (action.kind) {
+      case 'skip':
+        log.debug({ reason: action.reason }, 'inbound message skipped');
+        return;
+      case 'reaction':
+        await storeReaction(accountId, action.targetMessageId, action.reaction, log);
+        return;
+      case 'revoke': {
+        const found = await markMessageRevoked(table, accountId, action.targetMessageId);
+        log.debug({ targetMessageId: action.targetMessageId, found }, 'message revoked');
+        return;
+      }
+      case 'message':
+        await storeNewMessage(accountId, msg, action.message, action.media, upsertType, ctx, log);
+        return;
+    }
+  }
+
+  async function storeReaction(accountId: string, targetMessageId: string, reaction: Reaction, log: Logger) {
+    const target = await findMessage(table, accountId, targetMessageId);
+    if (!target) {
+      log.debug({ targetMessageId }, 'reaction to a message that is not stored');
+      return;
+    }
+    const reactions = applyReaction(target.reactions, reaction);
+    const { reactions: _previous, ...rest } = target;
+    await putMessage(table, accountId, reactions.length > 0 ? { ...rest, reactions } : rest);
+  }
+
+  async function storeNewMessage(
+    accountId: string,
+    msg: WAMessage,
+    mapped: Message,
+    media: MediaDescriptor | undefined,
+    upsertType: MessagesUpsert['type'],
+    ctx: InboundContext,
+    log: Logger,
+  ) {
+    if (await findMessage(table, accountId, mapped.messageId)) {
+      log.debug('message already stored');
+      return;
+    }
+    const message: Message = { ...mapped };
+    if (media) {
+      try {
+        const stored = await storeMessageMedia({ table, mediaStore }, accountId, message.messageId, media, await ctx.download(msg));
+        message.mediaId = stored.mediaId;
+        message.fileLength ??= stored.size;
+      } catch (error) {
+        // The message itself must not be lost: it is kept with hasMedia and no mediaId.
+        log.warn({ err: errorSummary(error), type: message.type }, 'media download failed; message stored without media');
+      }
+    }
+    await putMessage(table, accountId, message);
+    await updateChat(accountId, msg, message, upsertType);
+    if (!message.fromMe || deps.deliverFromMe) {
+      await queues.sendWebhookEvent(webhookEventFor(accountId, message));
+    }
+    log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
+  }
+
+  async function updateChat(accountId: string, msg: WAMessage, message: Message, upsertType: MessagesUpsert['type']) {
+    // A pushName names the sender: it names the chat only in a one-to-one chat, not for our own messages.
+    const name = !message.fromMe && message.from === message.chatId && msg.pushName ? msg.pushName : undefined;
+    await recordChatActivity(table, accountId, {
+      chatId: message.chatId,
+      timestamp: message.timestamp,
+      unread: upsertType === 'notify' && !message.fromMe,
+      ...(name ? { name } : {}),
+    });
+    const nameKey = `${accountId}\n${message.chatId}`;
+    if (name && knownNames.get(nameKey) !== name) {
+      await renameChat(table, accountId, message.chatId, name);
+      if (knownNames.size >= KNOWN_NAMES_LIMIT) knownNames.clear();
+      knownNames.set(nameKey, name);
+    }
+  }
+
+  return {
+    async handleUpsert(accountId, upsert, ctx) {
+      let firstError: unknown;
+      for (const msg of upsert.messages) {
+        try {
+          await handleOne(accountId, msg, upsert.type, ctx);
+        } catch (error) {
+          firstError ??= error;
+          deps.logger.error({ accountId, messageId: msg.key.id, err: errorSummary(error) }, 'inbound message failed');
+        }
+      }
+      if (firstError) throw firstError;
+    },
+  };
+}
+
+/** Error name and message only: a stack or a cause could carry message contents. */
+function errorSummary(error: unknown): { name: string; message: string } {
+  return error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+}

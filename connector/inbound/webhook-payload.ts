@@ -1,0 +1,24 @@
+import type { Message } from '../../core/schemas/message.js';
+import { webhookEventId, type WebhookEvent } from '../../core/schemas/webhook-event.js';
+
+/**
+ * The queued webhook event of a stored message: exactly the spec's section 6 fields. `message`
+ * is the text, else the caption, else empty (media without caption); the stable `eventId`
+ * becomes the X-Webhook-Id header.
+ */
+export function webhookEventFor(accountId: string, message: Message): WebhookEvent {
+  return {
+    eventId: webhookEventId(accountId, message.messageId),
+    accountId,
+    payload: {
+      from: message.from,
+      message: message.text ?? message.caption ?? '',
+      messageId: message.messageId,
+      timestamp: message.timestamp,
+      accountId,
+      chatId: message.chatId,
+      fromMe: message.fromMe,
+      type: message.type,
+    },
+  };
+}

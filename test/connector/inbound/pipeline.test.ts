@@ -1,0 +1,205 @@
+import { Readable } from 'node:stream';
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getStream } from '../../../core/media-store.js';
+import { mediaStoreOf } from '../../../core/media-store.js';
+import { createQueues, type Queues } from '../../../core/queues.js';
+import type { WebhookEvent } from '../../../core/schemas/webhook-event.js';
+import { findChat } from '../../../core/store/chats.js';
+import { findMedia } from '../../../core/store/media.js';
+import { findMessage } from '../../../core/store/messages.js';
+import { tableOf } from '../../../core/store/table.js';
+import { createInboundPipeline, type InboundContext, type InboundPipeline } from '../../../connector/inbound/pipeline.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
+import { mediaCommon, nextId, PEER, SECONDS, SELF, SELF_JID, waMessage } from './fixtures.js';
+
+let stack: TestStack;
+let pipeline: InboundPipeline;
+let queues: Queues;
+let accountSeq = 0;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  queues = createQueues(stack.config, stack.clients, silentLogger);
+  pipeline = createInboundPipeline({ config: stack.config, clients: stack.clients, logger: silentLogger, queues });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** A fresh account id per test: the stack is shared, the data is not. */
+function newAccount(): string {
+  accountSeq += 1;
+  return `inbound${accountSeq}${Date.now()}`;
+}
+
+const table = () => tableOf(stack.config, stack.clients);
+
+/** Serves `bytes` for every download; counts calls. */
+function context(bytes: Buffer | Error = Buffer.from('media-bytes')): InboundContext & { downloads: number } {
+  const ctx = {
+    selfJid: SELF_JID,
+    downloads: 0,
+    async download(_message: WAMessage): Promise<Readable> {
+      ctx.downloads += 1;
+      if (bytes instanceof Error) throw bytes;
+      return Readable.from([bytes]);
+    },
+  };
+  return ctx;
+}
+
+/** Drains the webhook queue until `count` events for `accountId` are seen or the deadline passes. */
+async function webhookEvents(accountId: string, count: number, deadlineMs = 15_000): Promise<WebhookEvent[]> {
+  const seen: WebhookEvent[] = [];
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline && seen.length < count) {
+    const received = await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 30 });
+    for (const r of received) {
+      if (r.body.accountId === accountId) {
+        seen.push(r.body);
+        await queues.ackWebhookEvent(r.receiptHandle);
+      } else {
+        await queues.changeWebhookVisibility(r.receiptHandle, 0);
+      }
+    }
+  }
+  return seen;
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+describe('inbound pipeline', () => {
+  it('stores a text message and its chat, then enqueues the spec payload', async () => {
+    const accountId = newAccount();
+    const msg = waMessage({ conversation: 'hello' }, { pushName: 'Alice' });
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+
+    const stored = await findMessage(table(), accountId, msg.key.id!);
+    expect(stored).toMatchObject({ type: 'text', text: 'hello', from: PEER, chatId: PEER, fromMe: false, timestamp: SECONDS * 1000 });
+    expect(await findChat(table(), accountId, PEER)).toEqual({ chatId: PEER, name: 'Alice', unreadCount: 1, lastMessageTime: SECONDS * 1000 });
+
+    const [event] = await webhookEvents(accountId, 1);
+    expect(event).toEqual({
+      eventId: `${accountId}:${msg.key.id}`,
+      accountId,
+      payload: { from: PEER, message: 'hello', messageId: msg.key.id, timestamp: SECONDS * 1000, accountId, chatId: PEER, fromMe: false, type: 'text' },
+    });
+  });
+
+  it('stores a redelivered message once: one row, unread counted once, one event', async () => {
+    const accountId = newAccount();
+    const msg = waMessage({ conversation: 'again' });
+    const ctx = context();
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    expect((await findChat(table(), accountId, PEER))?.unreadCount).toBe(1);
+    expect(await webhookEvents(accountId, 2, 4_000)).toHaveLength(1);
+  });
+
+  it('stores messages sent from the phone (fromMe) without unread and without a webhook event', async () => {
+    const accountId = newAccount();
+    const mine = waMessage({ conversation: 'from my phone' }, { fromMe: true, pushName: 'Me' });
+    const theirs = waMessage({ conversation: 'reply' }, { seconds: SECONDS + 5 });
+    await pipeline.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
+    await pipeline.handleUpsert(accountId, { messages: [theirs], type: 'notify' }, context());
+
+    expect(await findMessage(table(), accountId, mine.key.id!)).toMatchObject({ fromMe: true, from: SELF, text: 'from my phone' });
+    const chat = await findChat(table(), accountId, PEER);
+    expect(chat).toMatchObject({ unreadCount: 1, lastMessageTime: (SECONDS + 5) * 1000, name: '15550002222' });
+    const events = await webhookEvents(accountId, 2, 4_000);
+    expect(events.map((e) => e.payload.messageId)).toEqual([theirs.key.id]);
+  });
+
+  it('keeps lastMessageTime at the newest message when an older one arrives late', async () => {
+    const accountId = newAccount();
+    await pipeline.handleUpsert(accountId, { messages: [waMessage({ conversation: 'new' }, { seconds: SECONDS + 100 })], type: 'notify' }, context());
+    await pipeline.handleUpsert(accountId, { messages: [waMessage({ conversation: 'old' }, { seconds: SECONDS })], type: 'notify' }, context());
+    expect(await findChat(table(), accountId, PEER)).toMatchObject({ lastMessageTime: (SECONDS + 100) * 1000, unreadCount: 2 });
+  });
+
+  it('stores image media once in S3 with mimetype and size, served by mediaId', async () => {
+    const accountId = newAccount();
+    const bytes = Buffer.from('\x89PNG fake image bytes');
+    const msg = waMessage({ imageMessage: { ...mediaCommon, mimetype: 'image/png', caption: 'pic' } });
+    const ctx = context(bytes);
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    expect(ctx.downloads).toBe(1);
+
+    const stored = await findMessage(table(), accountId, msg.key.id!);
+    expect(stored).toMatchObject({ type: 'image', hasMedia: true, caption: 'pic', mimetype: 'image/png', fileLength: bytes.length });
+    const media = await findMedia(table(), accountId, stored!.mediaId!);
+    expect(media).toMatchObject({ messageId: msg.key.id, mimetype: 'image/png', size: bytes.length });
+    const object = await getStream(mediaStoreOf(stack.config, stack.clients), media!.s3Key);
+    expect(object?.contentType).toBe('image/png');
+    expect(await readAll(object!.body)).toEqual(bytes);
+
+    const [event] = await webhookEvents(accountId, 1);
+    expect(event?.payload).toMatchObject({ type: 'image', message: 'pic' });
+  });
+
+  it('stores every media kind with its fields (voice note, video, document, sticker)', async () => {
+    const accountId = newAccount();
+    const voice = waMessage({ audioMessage: { ...mediaCommon, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 4 } });
+    const video = waMessage({ videoMessage: { ...mediaCommon, mimetype: 'video/mp4', seconds: 2 } });
+    const doc = waMessage({ documentMessage: { ...mediaCommon, mimetype: 'application/pdf', fileName: 'r.pdf' } });
+    const sticker = waMessage({ stickerMessage: { ...mediaCommon, mimetype: 'image/webp' } });
+    await pipeline.handleUpsert(accountId, { messages: [voice, video, doc, sticker], type: 'notify' }, context());
+
+    expect(await findMessage(table(), accountId, voice.key.id!)).toMatchObject({ type: 'audio', ptt: true, seconds: 4, hasMedia: true });
+    expect(await findMessage(table(), accountId, video.key.id!)).toMatchObject({ type: 'video', seconds: 2, hasMedia: true });
+    const storedDoc = await findMessage(table(), accountId, doc.key.id!);
+    expect(storedDoc).toMatchObject({ type: 'document', fileName: 'r.pdf', hasMedia: true });
+    expect(await findMedia(table(), accountId, storedDoc!.mediaId!)).toMatchObject({ fileName: 'r.pdf', mimetype: 'application/pdf' });
+    expect((await findMessage(table(), accountId, sticker.key.id!))?.mediaId).toBeDefined();
+    expect(await findChat(table(), accountId, PEER)).toMatchObject({ unreadCount: 4 });
+  });
+
+  it('keeps the message row when the media download fails', async () => {
+    const accountId = newAccount();
+    const msg = waMessage({ videoMessage: { ...mediaCommon, mimetype: 'video/mp4', caption: 'lost' } });
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context(new Error('media host unreachable')));
+    const stored = await findMessage(table(), accountId, msg.key.id!);
+    expect(stored).toMatchObject({ type: 'video', hasMedia: true, caption: 'lost' });
+    expect(stored?.mediaId).toBeUndefined();
+    expect(await webhookEvents(accountId, 1)).toHaveLength(1);
+  });
+
+  it('applies reactions to the stored message instead of adding rows', async () => {
+    const accountId = newAccount();
+    const target = waMessage({ conversation: 'react to me' }, { fromMe: true });
+    const react = (emoji: string) =>
+      waMessage({ reactionMessage: { key: { id: target.key.id, remoteJid: PEER, fromMe: false }, text: emoji, senderTimestampMs: 1_767_000_001_000 } });
+    const first = react('👍');
+    await pipeline.handleUpsert(accountId, { messages: [target, first], type: 'notify' }, context());
+    expect((await findMessage(table(), accountId, target.key.id!))?.reactions).toEqual([
+      { from: PEER, emoji: '👍', timestamp: 1_767_000_001_000 },
+    ]);
+    expect(await findMessage(table(), accountId, first.key.id!)).toBeUndefined();
+
+    await pipeline.handleUpsert(accountId, { messages: [react('❤️')], type: 'notify' }, context());
+    expect((await findMessage(table(), accountId, target.key.id!))?.reactions?.map((r) => r.emoji)).toEqual(['❤️']);
+    await pipeline.handleUpsert(accountId, { messages: [react('')], type: 'notify' }, context());
+    expect((await findMessage(table(), accountId, target.key.id!))?.reactions).toBeUndefined();
+    expect(await webhookEvents(accountId, 1, 3_000)).toHaveLength(0);
+  });
+
+  it('marks a revoked message instead of adding a row, and skips status broadcasts', async () => {
+    const accountId = newAccount();
+    const target = waMessage({ conversation: 'oops' });
+    const revoke = waMessage({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: target.key.id, remoteJid: PEER } } });
+    const status = waMessage({ conversation: 'my story' }, { remoteJid: 'status@broadcast', participant: PEER, id: nextId() });
+    await pipeline.handleUpsert(accountId, { messages: [target, revoke, status], type: 'notify' }, context());
+
+    const stored = await findMessage(table(), accountId, target.key.id!);
+    expect(stored).toMatchObject({ revoked: true, type: 'text' });
+    expect(stored?.text).toBeUndefined();
+    expect(await findMessage(table(), accountId, revoke.key.id!)).toBeUndefined();
+    expect(await findMessage(table(), accountId, status.key.id!)).toBeUndefined();
+  });
+});
