@@ -1,0 +1,98 @@
+import type { AwsClients } from '../core/aws.js';
+import type { Config } from '../core/config.js';
+import { logger as rootLogger, type Logger } from '../core/logger.js';
+import { mediaStoreOf } from '../core/media-store.js';
+import { createQueues } from '../core/queues.js';
+import { tableOf } from '../core/store/table.js';
+import { startCommandConsumer } from './commands/consumer.js';
+import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
+import type { CommandHandlers } from './commands/outcome.js';
+import { sendHandlers } from './commands/send-handlers.js';
+import { networkOptionsFrom } from './network-options.js';
+import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
+import type { InboundHandlers } from './session/event-dispatcher.js';
+import { SessionRegistry } from './session/session-registry.js';
+
+export interface ConnectorDeps {
+  config: Config;
+  clients: AwsClients;
+  logger?: Logger;
+  /** Where terminal QR drawings go; defaults to stdout. */
+  printTerminalQr?: (text: string) => void;
+  /** Lease timings (tests shorten them). */
+  ownership?: Partial<OwnershipTiming>;
+  /** Long-poll seconds of the command consumer. */
+  commandWaitSeconds?: number;
+  /** How long a send waits for a reconnecting account before failing. */
+  sendWaitForConnectedMs?: number;
+  /** The inbound pipeline (connector/inbound). */
+  inbound: InboundHandlers;
+}
+
+export interface Connector {
+  /** This process's name in lease records. */
+  ownerId: string;
+  registry: SessionRegistry;
+  /** Stops consuming, finishes commands in flight, closes sockets (bounded), releases leases. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The long-lived connector: resumes every account it can own, then serves commands from SQS
+ * and keeps the ownership loops running. Nothing here is global, so tests run several
+ * connectors in one process against one table.
+ */
+export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
+  const { config, clients } = deps;
+  const logger = deps.logger ?? rootLogger;
+  const table = tableOf(config, clients);
+  const mediaStore = mediaStoreOf(config, clients);
+  const queues = createQueues(config, clients, logger);
+  const network = networkOptionsFrom(config);
+  const ownership = new Ownership(table, newOwnerId(), { ...DEFAULT_OWNERSHIP_TIMING, ...deps.ownership });
+  const registry = new SessionRegistry({
+    table,
+    network,
+    ownership,
+    inbound: deps.inbound,
+    logger,
+    printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.write(text)),
+  });
+  logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
+
+  await registry.begin();
+  const handlers: CommandHandlers = {
+    ...lifecycleHandlers({ table, mediaStore, registry, ownership, logger }),
+    ...sendHandlers({
+      table,
+      mediaStore,
+      registry,
+      ownership,
+      inbound: deps.inbound,
+      logger,
+      waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
+    }),
+  };
+  const consumer = startCommandConsumer({
+    queues,
+    handlers,
+    logger,
+    ...(deps.commandWaitSeconds !== undefined ? { waitSeconds: deps.commandWaitSeconds } : {}),
+  });
+  logger.info({ ownerId: ownership.ownerId, accounts: registry.accountIds().length }, 'connector started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    ownerId: ownership.ownerId,
+    registry,
+    stop() {
+      stopping ??= (async () => {
+        logger.info('connector stopping');
+        await consumer.stop();
+        await registry.closeAll();
+        logger.info('connector stopped');
+      })();
+      return stopping;
+    },
+  };
+}

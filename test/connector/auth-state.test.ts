@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proto } from '@whiskeysockets/baileys';
+import { readCreds } from '../../core/store/auth-state.js';
+import { tableOf, type Table } from '../../core/store/table.js';
+import { loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
+import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+
+describe('Baileys auth state in DynamoDB', () => {
+  let stack: TestStack;
+  let table: Table;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    table = tableOf(stack.config, stack.clients);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('fresh collection: new creds, not linked, nothing stored until saved', async () => {
+    const auth = await loadDynamoAuthState(table, 'auth_fresh', silentLogger);
+    expect(auth.isLinked()).toBe(false);
+    expect(auth.state.creds.noiseKey.public).toBeInstanceOf(Uint8Array);
+    expect(await readCreds(table, 'auth_fresh')).toBeUndefined();
+  });
+
+  it('creds and keys round trip with their binary values intact', async () => {
+    const first = await loadDynamoAuthState(table, 'auth_roundtrip', silentLogger);
+    first.state.creds.me = { id: '15550001111:3@s.whatsapp.net', name: 'Tester' };
+    await first.saveCreds();
+    const preKey = { public: new Uint8Array([1, 2, 3]), private: new Uint8Array([4, 5, 6]) };
+    const appStateKey = proto.Message.AppStateSyncKeyData.fromObject({ keyData: Buffer.from('secret'), timestamp: 7 });
+    await first.state.keys.set({
+      'pre-key': { '1': preKey },
+      session: { 'alice.0': new Uint8Array([9, 9]) },
+      'app-state-sync-key': { AAAA: appStateKey },
+    });
+
+    const second = await loadDynamoAuthState(table, 'auth_roundtrip', silentLogger);
+    expect(second.isLinked()).toBe(true);
+    expect(second.state.creds.me?.id).toBe('15550001111:3@s.whatsapp.net');
+    expect(Buffer.from(second.state.creds.noiseKey.private)).toEqual(Buffer.from(first.state.creds.noiseKey.private));
+
+    const preKeys = await second.state.keys.get('pre-key', ['1', '2']);
+    expect(Buffer.from(preKeys['1']!.private)).toEqual(Buffer.from([4, 5, 6]));
+    expect(preKeys['2']).toBeUndefined();
+    const sessions = await second.state.keys.get('session', ['alice.0']);
+    expect(Buffer.from(sessions['alice.0']!)).toEqual(Buffer.from([9, 9]));
+    const appKeys = await second.state.keys.get('app-state-sync-key', ['AAAA']);
+    expect(appKeys.AAAA).toBeInstanceOf(proto.Message.AppStateSyncKeyData);
+    expect(Buffer.from(appKeys.AAAA!.keyData!).toString()).toBe('secret');
+  });
+
+  it('a null value deletes the key; clear() removes creds and keys', async () => {
+    const auth = await loadDynamoAuthState(table, 'auth_clear', silentLogger);
+    await auth.saveCreds();
+    await auth.state.keys.set({ 'pre-key': { '5': { public: new Uint8Array([1]), private: new Uint8Array([2]) } } });
+    await auth.state.keys.set({ 'pre-key': { '5': null } });
+    const reloaded = await loadDynamoAuthState(table, 'auth_clear', silentLogger);
+    expect((await reloaded.state.keys.get('pre-key', ['5']))['5']).toBeUndefined();
+
+    await reloaded.state.keys.set({ session: { 'bob.0': new Uint8Array([1]) } });
+    await reloaded.clear();
+    expect(await readCreds(table, 'auth_clear')).toBeUndefined();
+    const afterClear = await loadDynamoAuthState(table, 'auth_clear', silentLogger);
+    expect((await afterClear.state.keys.get('session', ['bob.0']))['bob.0']).toBeUndefined();
+  });
+
+  it('many keys at once (more than one batch) are all stored', async () => {
+    const auth = await loadDynamoAuthState(table, 'auth_many', silentLogger);
+    const preKeys: Record<string, { public: Uint8Array; private: Uint8Array }> = {};
+    for (let i = 1; i <= 130; i++) preKeys[String(i)] = { public: new Uint8Array([i]), private: new Uint8Array([i, i]) };
+    await auth.state.keys.set({ 'pre-key': preKeys });
+    const reloaded = await loadDynamoAuthState(table, 'auth_many', silentLogger);
+    const ids = Object.keys(preKeys);
+    const got = await reloaded.state.keys.get('pre-key', ids);
+    expect(Object.keys(got)).toHaveLength(130);
+    expect(Buffer.from(got['130']!.private)).toEqual(Buffer.from([130, 130]));
+  });
+});
