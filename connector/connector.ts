@@ -4,6 +4,7 @@ import { logger as rootLogger, type Logger } from '../core/logger.js';
 import { mediaStoreOf } from '../core/media-store.js';
 import { createQueues } from '../core/queues.js';
 import { tableOf } from '../core/store/table.js';
+import { createInboundPipeline } from './inbound/pipeline.js';
 import { startCommandConsumer } from './commands/consumer.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
@@ -25,8 +26,8 @@ export interface ConnectorDeps {
   commandWaitSeconds?: number;
   /** How long a send waits for a reconnecting account before failing. */
   sendWaitForConnectedMs?: number;
-  /** The inbound pipeline (connector/inbound). */
-  inbound: InboundHandlers;
+  /** The inbound pipeline; defaults to connector/inbound's, storing to this config's table. */
+  inbound?: InboundHandlers;
 }
 
 export interface Connector {
@@ -49,12 +50,13 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const mediaStore = mediaStoreOf(config, clients);
   const queues = createQueues(config, clients, logger);
   const network = networkOptionsFrom(config);
+  const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger });
   const ownership = new Ownership(table, newOwnerId(), { ...DEFAULT_OWNERSHIP_TIMING, ...deps.ownership });
   const registry = new SessionRegistry({
     table,
     network,
     ownership,
-    inbound: deps.inbound,
+    inbound,
     logger,
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.write(text)),
   });
@@ -68,7 +70,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       mediaStore,
       registry,
       ownership,
-      inbound: deps.inbound,
+      inbound,
       logger,
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
