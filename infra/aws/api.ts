@@ -13,6 +13,9 @@ import { grantApiPermissions } from './permissions.js';
 import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
 import type { GatewaySettings } from './settings.js';
 
+/** `<file>.<export>` of the bundle infra/build-lambda.ts writes (functions/lambda.ts `handler`). */
+export const apiLambdaHandler = 'index.handler';
+
 export interface GatewayApiProps {
   /** The directory buildLambdaBundle wrote, as an asset. */
   readonly code: lambda.Code;

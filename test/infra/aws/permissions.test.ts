@@ -1,0 +1,144 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSynthDirectory, logicalIdOf, synthGateway, type SynthesizedGateway } from './synth-gateway.js';
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: unknown;
+}
+
+const scratch = createSynthDirectory();
+let gateway: SynthesizedGateway;
+let template: Template;
+let ids: { table: string; bucket: string; commandQueue: string; webhookQueue: string };
+
+beforeAll(() => {
+  gateway = synthGateway({}, { outdir: scratch.outdir, bundle: scratch.placeholderBundle });
+  template = gateway.template;
+  const { resources } = gateway.stack;
+  ids = {
+    table: logicalIdOf(resources.table),
+    bucket: logicalIdOf(resources.bucket),
+    commandQueue: logicalIdOf(resources.commandQueue),
+    webhookQueue: logicalIdOf(resources.webhookQueue),
+  };
+});
+afterAll(() => scratch.remove());
+
+/** Statements of the inline policies attached to a role. */
+function statementsOf(role: IConstruct | undefined): Statement[] {
+  if (!role) throw new Error('role missing');
+  const roleId = logicalIdOf(role);
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+    JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`),
+  );
+  expect(policies.length).toBeGreaterThan(0);
+  return policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+const actionsOf = (statement: Statement) => [statement.Action].flat();
+const isDataAction = (action: string) => /^(dynamodb|sqs|s3):/.test(action);
+
+/** Action -> the resources (as JSON) it is allowed on. */
+function grantsOf(statements: Statement[]): Map<string, string[]> {
+  const grants = new Map<string, string[]>();
+  for (const statement of statements.filter((s) => s.Effect === 'Allow')) {
+    for (const action of actionsOf(statement)) {
+      for (const resource of [statement.Resource].flat()) {
+        grants.set(action, [...(grants.get(action) ?? []), JSON.stringify(resource)]);
+      }
+    }
+  }
+  return grants;
+}
+
+describe('every IAM policy in the stack', () => {
+  it('no data action (DynamoDB, SQS, S3) on a `*` resource, and no wildcard data actions', () => {
+    const documents = [
+      ...Object.values(template.findResources('AWS::IAM::Policy')),
+      ...Object.values(template.findResources('AWS::IAM::ManagedPolicy')),
+    ].map((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+    const dataStatements = documents.flat().filter((s) => actionsOf(s).some(isDataAction));
+    expect(dataStatements.length).toBeGreaterThan(5);
+    for (const statement of dataStatements) {
+      expect([statement.Resource].flat()).not.toContain('*');
+      for (const action of actionsOf(statement)) expect(action).not.toMatch(/\*/);
+    }
+  });
+});
+
+describe('API function role', () => {
+  let grants: Map<string, string[]>;
+  beforeAll(() => {
+    grants = grantsOf(statementsOf(gateway.stack.api.function.role));
+  });
+
+  it('DynamoDB: exactly the item actions the endpoints use, on the table; only Query on gsi1; no Scan', () => {
+    const tableArn = JSON.stringify({ 'Fn::GetAtt': [ids.table, 'Arn'] });
+    for (const action of ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']) {
+      expect(grants.get(`dynamodb:${action}`)).toEqual([tableArn]);
+    }
+    expect(grants.get('dynamodb:Query')).toHaveLength(2);
+    expect(grants.get('dynamodb:Query')?.[1]).toContain('/index/gsi1');
+    const dynamoActions = [...grants.keys()].filter((a) => a.startsWith('dynamodb:')).sort();
+    expect(dynamoActions).toEqual(
+      ['BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'].map((a) => `dynamodb:${a}`),
+    );
+  });
+
+  it('SQS: sends commands only; never touches the webhook queue or receives', () => {
+    const sqsActions = [...grants.keys()].filter((a) => a.startsWith('sqs:')).sort();
+    expect(sqsActions).toEqual(['sqs:GetQueueUrl', 'sqs:SendMessage']);
+    expect(grants.get('sqs:SendMessage')).toEqual([JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] })]);
+  });
+
+  it('S3: writes under uploads/, reads under media/, deletes and lists only under accounts/', () => {
+    expect(grants.get('s3:PutObject')).toHaveLength(1);
+    expect(grants.get('s3:PutObject')?.[0]).toContain('/accounts/*/uploads/*');
+    expect(grants.get('s3:AbortMultipartUpload')?.[0]).toContain('/accounts/*/uploads/*');
+    expect(grants.get('s3:GetObject')).toHaveLength(1);
+    expect(grants.get('s3:GetObject')?.[0]).toContain('/accounts/*/media/*');
+    expect(grants.get('s3:DeleteObject')?.[0]).toContain('/accounts/*');
+    expect(grants.get('s3:ListBucket')).toEqual([JSON.stringify({ 'Fn::GetAtt': [ids.bucket, 'Arn'] })]);
+    const listing = statementsOf(gateway.stack.api.function.role).find((s) => actionsOf(s).includes('s3:ListBucket'));
+    expect(listing?.Condition).toEqual({ StringLike: { 's3:prefix': ['accounts/*'] } });
+    const s3Actions = [...grants.keys()].filter((a) => a.startsWith('s3:')).sort();
+    expect(s3Actions).toEqual(['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
+  });
+});
+
+describe('connector task role', () => {
+  let grants: Map<string, string[]>;
+  beforeAll(() => {
+    grants = grantsOf(statementsOf(gateway.stack.connector.taskDefinition.taskRole));
+  });
+
+  it('consumes commands without sending them; sends and consumes webhook events', () => {
+    const commandQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] });
+    const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
+    for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
+      expect(grants.get(`sqs:${action}`)?.sort()).toEqual([commandQueueArn, webhookQueueArn].sort());
+    }
+    expect(grants.get('sqs:SendMessage')).toEqual([webhookQueueArn]);
+    expect(grants.has('sqs:PurgeQueue')).toBe(false);
+  });
+
+  it('DynamoDB item and batch actions on the table, Query on gsi1; no Scan, no table management', () => {
+    const dynamoActions = [...grants.keys()].filter((a) => a.startsWith('dynamodb:')).sort();
+    expect(dynamoActions).toEqual(
+      ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'].map((a) => `dynamodb:${a}`),
+    );
+    expect(JSON.stringify(grants.get('dynamodb:BatchGetItem'))).toContain(ids.table);
+  });
+
+  it('S3 object actions only under accounts/, listing only that prefix', () => {
+    for (const action of ['s3:PutObject', 's3:GetObject', 's3:DeleteObject']) {
+      expect(grants.get(action)).toHaveLength(1);
+      expect(grants.get(action)?.[0]).toContain('/accounts/*');
+      expect(grants.get(action)?.[0]).toContain(ids.bucket);
+    }
+  });
+});

@@ -1,0 +1,317 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { parseGatewaySettings } from '../../../infra/aws/settings.js';
+import { createSynthDirectory, logicalIdOf, synthGateway, type SynthesizedGateway } from './synth-gateway.js';
+
+const scratch = createSynthDirectory();
+const directories = { outdir: scratch.outdir, bundle: scratch.placeholderBundle };
+let gateway: SynthesizedGateway;
+let template: Template;
+
+beforeAll(() => {
+  gateway = synthGateway({}, directories);
+  template = gateway.template;
+});
+afterAll(() => scratch.remove());
+
+describe('data', () => {
+  it('table: pk/sk, gsi1 (gsi1pk/gsi1sk, ALL), on-demand, point-in-time recovery, TTL on expiresAt', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      SSESpecification: { SSEEnabled: true },
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'gsi1',
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    });
+  });
+
+  it('table and bucket are retained when the stack is deleted, unless retainData=false', () => {
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+    const disposable = synthGateway({ retainData: 'false' }, directories).template;
+    disposable.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    disposable.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+  });
+
+  it('bucket: public access blocked, encrypted, abandoned multipart uploads aborted', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+        ]),
+      },
+    });
+  });
+
+  it('bucket policy denies every request without TLS', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('queues and alarms', () => {
+  it('command queue is FIFO with a FIFO dead-letter queue; no content-based deduplication', () => {
+    const deadLetter = logicalIdOf(findQueue(template, 'CommandDeadLetterQueue'));
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] }, maxReceiveCount: 5 },
+    });
+    expect(template.toJSON().Resources[deadLetter].Properties).toMatchObject({ FifoQueue: true });
+  });
+
+  it('webhook queue is a standard queue with a dead-letter queue after 5 receives (WEBHOOK_MAX_ATTEMPTS)', () => {
+    const deadLetter = logicalIdOf(findQueue(template, 'WebhookDeadLetterQueue'));
+    const webhookQueue = template.toJSON().Resources[logicalIdOf(findQueue(template, 'WebhookQueue'))];
+    expect(webhookQueue.Properties.FifoQueue).toBeUndefined();
+    expect(webhookQueue.Properties.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] },
+      maxReceiveCount: 5,
+    });
+  });
+
+  it('every queue policy refuses requests without TLS', () => {
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 4);
+    template.allResourcesProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('one alarm per dead-letter queue, at one visible message, notifying the alarm topic', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+    for (const name of ['CommandDeadLetterQueue', 'WebhookDeadLetterQueue']) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Namespace: 'AWS/SQS',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(findQueue(template, name)), 'QueueName'] } }],
+        AlarmActions: [{ Ref: Match.stringLikeRegexp('AlarmsTopic') }],
+      });
+    }
+  });
+
+  it('alarmEmail subscribes that address to the alarm topic', () => {
+    synthGateway({ alarmEmail: 'ops@example.com' }, directories).template.hasResourceProperties(
+      'AWS::SNS::Subscription',
+      { Protocol: 'email', Endpoint: 'ops@example.com' },
+    );
+  });
+});
+
+describe('api', () => {
+  it('Lambda: Node.js 22 on arm64, the bundle handler, resource names from the stack, no resource creation', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      Environment: {
+        Variables: {
+          TABLE_NAME: { Ref: logicalIdOf(gateway.stack.resources.table) },
+          MEDIA_BUCKET: { Ref: logicalIdOf(gateway.stack.resources.bucket) },
+          COMMAND_QUEUE_URL: { Ref: logicalIdOf(gateway.stack.resources.commandQueue) },
+          COMMAND_QUEUE_NAME: Match.anyValue(),
+          WEBHOOK_QUEUE_URL: { Ref: logicalIdOf(gateway.stack.resources.webhookQueue) },
+          WEBHOOK_QUEUE_NAME: Match.anyValue(),
+          CREATE_RESOURCES: 'false',
+          LOG_LEVEL: 'info',
+        },
+      },
+    });
+  });
+
+  it('default access: HTTP API whose only route requires IAM (SigV4) authorization, with an invoke policy', () => {
+    template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    template.resourceCountIs('AWS::ApiGatewayV2::Route', 1);
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default', AuthorizationType: 'AWS_IAM' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+    });
+    template.hasResourceProperties('AWS::IAM::ManagedPolicy', {
+      PolicyDocument: { Statement: [Match.objectLike({ Action: 'execute-api:Invoke', Effect: 'Allow' })] },
+    });
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
+    template.hasOutput('ApiUrl', {});
+    template.hasOutput('ApiInvokePolicyArn', {});
+  });
+
+  it('apiAccess=private: no public API; an internal load balancer open to the VPC range only', () => {
+    const { template: privateTemplate } = synthGateway({ apiAccess: 'private' }, directories);
+    privateTemplate.resourceCountIs('AWS::ApiGatewayV2::Api', 0);
+    privateTemplate.hasResourceProperties('AWS::ElasticLoadBalancingV2::LoadBalancer', {
+      Scheme: 'internal',
+      Type: 'application',
+    });
+    privateTemplate.hasResourceProperties('AWS::ElasticLoadBalancingV2::TargetGroup', { TargetType: 'lambda' });
+    privateTemplate.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      GroupDescription: Match.stringLikeRegexp('private network'),
+      SecurityGroupIngress: [
+        Match.objectLike({ IpProtocol: 'tcp', FromPort: 80, ToPort: 80, CidrIp: { 'Fn::GetAtt': [Match.anyValue(), 'CidrBlock'] } }),
+      ],
+    });
+    const narrowed = synthGateway({ apiAccess: 'private', privateApiCidr: '10.20.0.0/16' }, directories).template;
+    narrowed.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      SecurityGroupIngress: [Match.objectLike({ CidrIp: '10.20.0.0/16', FromPort: 80 })],
+    });
+  });
+});
+
+describe('connector service', () => {
+  it('Fargate on arm64, one task, no port, read-only root with a /tmp volume, logs with retention', () => {
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      RequiresCompatibilities: ['FARGATE'],
+      RuntimePlatform: { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' },
+      ContainerDefinitions: [
+        Match.objectLike({
+          Name: 'Connector',
+          ReadonlyRootFilesystem: true,
+          MountPoints: [{ ContainerPath: '/tmp', SourceVolume: 'tmp', ReadOnly: false }],
+          PortMappings: Match.absent(),
+          Environment: Match.arrayWith([
+            { Name: 'TABLE_NAME', Value: { Ref: logicalIdOf(gateway.stack.resources.table) } },
+            { Name: 'MEDIA_BUCKET', Value: { Ref: logicalIdOf(gateway.stack.resources.bucket) } },
+            { Name: 'COMMAND_QUEUE_URL', Value: { Ref: logicalIdOf(gateway.stack.resources.commandQueue) } },
+            { Name: 'WEBHOOK_QUEUE_URL', Value: { Ref: logicalIdOf(gateway.stack.resources.webhookQueue) } },
+            { Name: 'CREATE_RESOURCES', Value: 'false' },
+          ]),
+        }),
+      ],
+    });
+    template.hasResourceProperties('AWS::ECS::Service', {
+      LaunchType: 'FARGATE',
+      DesiredCount: 1,
+      DeploymentConfiguration: Match.objectLike({
+        DeploymentCircuitBreaker: { Enable: true, Rollback: true },
+        MinimumHealthyPercent: 100,
+      }),
+      NetworkConfiguration: { AwsvpcConfiguration: Match.objectLike({ AssignPublicIp: 'ENABLED' }) },
+    });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('security group: no inbound rule, all outbound (WhatsApp and AWS)', () => {
+    const service = template.findResources('AWS::ECS::Service');
+    const [serviceResource] = Object.values(service);
+    const groupRef = serviceResource?.Properties.NetworkConfiguration.AwsvpcConfiguration.SecurityGroups[0];
+    const groupId = groupRef['Fn::GetAtt'][0] as string;
+    const group = template.toJSON().Resources[groupId];
+    expect(group.Properties.SecurityGroupIngress).toBeUndefined();
+    expect(group.Properties.SecurityGroupEgress).toEqual([
+      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: '-1' }),
+    ]);
+    expect(Object.keys(template.findResources('AWS::EC2::SecurityGroupIngress'))).toHaveLength(0);
+  });
+
+  it('no NAT gateway (public subnets, free gateway endpoints for DynamoDB and S3)', () => {
+    template.resourceCountIs('AWS::EC2::NatGateway', 0);
+    template.resourceCountIs('AWS::EC2::VPCEndpoint', 2);
+  });
+
+  it('the image is a staged asset of the root Dockerfile for the chosen platform', () => {
+    const manifest = z
+      .object({ dockerImages: z.record(z.string(), z.object({ source: z.object({ directory: z.string(), dockerFile: z.string(), platform: z.string() }) })) })
+      .parse(JSON.parse(readFileSync(path.join(scratch.outdir, 'WaGatewayTest.assets.json'), 'utf8')));
+    const images = Object.values(manifest.dockerImages);
+    expect(images).toHaveLength(1);
+    expect(images[0]?.source).toMatchObject({ dockerFile: 'Dockerfile', platform: 'linux/arm64' });
+    const staged = readdirSync(path.join(scratch.outdir, images[0]?.source.directory ?? ''));
+    // The .dockerignore allow-list: sources and the lockfile, never node_modules or the output.
+    expect(staged.sort()).toEqual(
+      ['.dockerignore', 'Dockerfile', 'connector', 'core', 'functions', 'package-lock.json', 'package.json', 'tsconfig.json'],
+    );
+  });
+
+  it('connectorArchitecture=x86_64 and connectorDesiredCount=3 are honoured', () => {
+    const { template: x86 } = synthGateway({ connectorArchitecture: 'x86_64', connectorDesiredCount: '3' }, directories);
+    x86.hasResourceProperties('AWS::ECS::TaskDefinition', { RuntimePlatform: { CpuArchitecture: 'X86_64' } });
+    x86.hasResourceProperties('AWS::ECS::Service', { DesiredCount: 3 });
+  });
+});
+
+describe('existing infrastructure', () => {
+  const existing = {
+    existingTableName: 'team-wa-table',
+    existingBucketName: 'team-wa-media',
+    existingCommandQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/team-commands.fifo',
+    existingWebhookQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/team-webhooks',
+  };
+
+  it('creates no table, bucket or queue, and points both processes and grants at the given ones', () => {
+    const { template: reused } = synthGateway(existing, directories);
+    reused.resourceCountIs('AWS::DynamoDB::Table', 0);
+    reused.resourceCountIs('AWS::S3::Bucket', 0);
+    reused.resourceCountIs('AWS::SQS::Queue', 0);
+    reused.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    reused.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          TABLE_NAME: 'team-wa-table',
+          MEDIA_BUCKET: 'team-wa-media',
+          COMMAND_QUEUE_URL: existing.existingCommandQueueUrl,
+          COMMAND_QUEUE_NAME: 'team-commands.fifo',
+          WEBHOOK_QUEUE_URL: existing.existingWebhookQueueUrl,
+        }),
+      },
+    });
+    const policies = JSON.stringify(reused.findResources('AWS::IAM::Policy'));
+    expect(policies).toContain(':sqs:eu-west-1:123456789012:team-commands.fifo');
+    expect(policies).toContain(':table/team-wa-table/index/gsi1');
+    expect(policies).toContain(':s3:::team-wa-media/accounts/*/uploads/*');
+  });
+
+  it('rejects a command queue URL that is not FIFO, and malformed context', () => {
+    expect(() => parseGatewaySettings({ existingCommandQueueUrl: existing.existingWebhookQueueUrl })).toThrow(/FIFO/);
+    expect(() => parseGatewaySettings({ apiAccess: 'public' })).toThrow(/apiAccess/);
+    expect(() => parseGatewaySettings({ connectorCpu: '300' })).toThrow(/connectorCpu/);
+    expect(() => parseGatewaySettings({ existingWebhookQueueUrl: 'team-webhooks' })).toThrow(/SQS queue URL/);
+  });
+});
+
+function findQueue(template: Template, constructId: string): import('constructs').IConstruct {
+  const queue = gateway.stack.node.findAll().find((c) => c.node.id === constructId);
+  if (!queue) throw new Error(`no construct ${constructId} (template has ${Object.keys(template.toJSON().Resources).length} resources)`);
+  return queue;
+}
