@@ -134,7 +134,7 @@ export function createQueues(
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: await commandQueueUrl(),
-          MessageBody: JSON.stringify(commandSchema.parse(command)),
+          MessageBody: toQueueBody(commandSchema.parse(command)),
           MessageGroupId: command.accountId,
           MessageDeduplicationId: command.commandId,
         }),
@@ -149,7 +149,7 @@ export function createQueues(
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: await webhookQueueUrl(),
-          MessageBody: JSON.stringify(webhookEventSchema.parse(event)),
+          MessageBody: toQueueBody(webhookEventSchema.parse(event)),
           ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
         }),
       );
@@ -160,6 +160,18 @@ export function createQueues(
     ackWebhookEvent: (receiptHandle) => ack(webhookQueueUrl(), receiptHandle),
     changeWebhookVisibility: (receiptHandle, seconds) => changeVisibility(webhookQueueUrl(), receiptHandle, seconds),
   };
+}
+
+/**
+ * JSON for an SQS body with every character outside the Basic Multilingual Plane (emoji)
+ * written as a `\uD83D\uDC4B` escape pair: JSON.parse restores it unchanged, and fauxqs 2.4.1
+ * rejects raw astral characters (its body check tests UTF-16 code units, so surrogates fail
+ * with InvalidMessageContents) although real SQS accepts them.
+ */
+export function toQueueBody(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u{10000}-\u{10FFFF}]/gu, (char) =>
+    char.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+  );
 }
 
 function safeJson(text: string | undefined): unknown {
