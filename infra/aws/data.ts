@@ -2,12 +2,13 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { GSI1 } from '../../core/keys.js';
 
 /** Key and index names of core/ (see core/keys.ts and core/resources.ts): keep them in step. */
 export const tableSchema = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  index: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  index: { name: GSI1, partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
   timeToLiveAttribute: 'expiresAt',
 } as const;
 

@@ -1,11 +1,10 @@
 import { Arn, Duration, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { COMMAND_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, WEBHOOK_VISIBILITY_SECONDS } from '../../core/resources.js';
 
-/** Kept equal to the default WEBHOOK_MAX_ATTEMPTS in core/config.ts. */
-export const webhookMaxReceiveCount = 5;
-/** Commands that fail to be handled this often are dead-lettered instead of blocking the account. */
-export const commandMaxReceiveCount = 5;
+/** Same as the local stack (core/resources.ts): queues behave alike everywhere. */
+const deadLetterRetention = Duration.days(14);
 
 export interface GatewayQueuesProps {
   readonly existingCommandQueueUrl?: string;
@@ -35,7 +34,7 @@ export class GatewayQueues extends Construct {
     } else {
       const deadLetterQueue = new sqs.Queue(this, 'CommandDeadLetterQueue', {
         fifo: true,
-        retentionPeriod: Duration.days(14),
+        retentionPeriod: deadLetterRetention,
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
@@ -43,11 +42,10 @@ export class GatewayQueues extends Construct {
         fifo: true,
         // Commands carry their commandId as MessageDeduplicationId.
         contentBasedDeduplication: false,
-        visibilityTimeout: Duration.seconds(60),
-        retentionPeriod: Duration.days(1),
+        visibilityTimeout: Duration.seconds(COMMAND_VISIBILITY_SECONDS),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
-        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: commandMaxReceiveCount },
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
       });
       this.deadLetterQueues.push({ label: 'command', queue: deadLetterQueue });
     }
@@ -56,18 +54,17 @@ export class GatewayQueues extends Construct {
       this.webhookQueue = importQueue(this, 'WebhookQueue', props.existingWebhookQueueUrl);
     } else {
       const deadLetterQueue = new sqs.Queue(this, 'WebhookDeadLetterQueue', {
-        retentionPeriod: Duration.days(14),
+        retentionPeriod: deadLetterRetention,
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
       this.webhookQueue = new sqs.Queue(this, 'WebhookQueue', {
-        visibilityTimeout: Duration.seconds(60),
-        retentionPeriod: Duration.days(4),
+        visibilityTimeout: Duration.seconds(WEBHOOK_VISIBILITY_SECONDS),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         // Each receive is one delivery attempt (core/config.ts WEBHOOK_MAX_ATTEMPTS must not exceed it);
         // the backoff between attempts is a visibility change, so this bounds retries, not time.
-        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: webhookMaxReceiveCount },
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
       });
       this.deadLetterQueues.push({ label: 'webhook', queue: deadLetterQueue });
     }
