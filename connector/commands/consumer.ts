@@ -55,7 +55,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
       }
     }
     if (outcome.kind === 'done') {
-      log.debug({ note: outcome.note }, 'command done');
+      log.info({ note: outcome.note }, 'command done');
       await queues.ackCommand(received.receiptHandle);
     } else {
       log.info({ reason: outcome.reason, delaySeconds: outcome.delaySeconds }, 'command returned to the queue');

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCommandId, newMessageId } from '../../core/ids.js';
+import { createAccount, findAccount } from '../../core/store/accounts.js';
+import { readCreds } from '../../core/store/auth-state.js';
+import { findLease } from '../../core/store/leases.js';
+import { findMessage } from '../../core/store/messages.js';
+import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
+import { startGateway, type Gateway } from '../e2e/support/gateway.js';
+import { waitFor } from '../e2e/support/wait.js';
+
+/**
+ * The connector driven through its command queue only (no HTTP API): sessions against the
+ * sandbox network, auth state in the DynamoDB emulator.
+ */
+describe('connector sessions driven by commands', () => {
+  let gw: Gateway;
+  const alice = { id: 'cmdalice', phone: '15550100001' };
+  const bob = { id: 'cmdbob', phone: '15550100002' };
+
+  async function createAndConnect(account: { id: string; phone: string }) {
+    await gw.control.createPhone(account.phone);
+    await createAccount(gw.table, { id: account.id, collectionName: `auth_${account.id}`, status: 'connecting' });
+    const from = gw.logs.lines.length;
+    await gw.queues.sendCommand({ type: 'connect', accountId: account.id, commandId: newCommandId(), payload: {} });
+    await gw.linkAccount(account.id, account.phone, { logsFrom: from });
+  }
+
+  async function sendText(accountId: string, to: string, text: string) {
+    const messageId = newMessageId();
+    const commandId = newCommandId();
+    await putPendingOutbound(gw.table, accountId, { messageId, commandId });
+    await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
+    const outbound = await waitFor('the send to settle', async () => {
+      const found = await findOutbound(gw.table, accountId, messageId);
+      return found && found.status !== 'pending' ? found : undefined;
+    });
+    return { messageId, outbound };
+  }
+
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('connect: QR in the log, scanned by the phone, connected; creds and lease stored', async () => {
+    await createAndConnect(alice);
+    await createAndConnect(bob);
+    const account = await findAccount(gw.table, alice.id, true);
+    expect(account).toMatchObject({ status: 'connected', currentStatus: 'connected', hasQR: false });
+    expect(await readCreds(gw.table, `auth_${alice.id}`)).toBeDefined();
+    expect((await findLease(gw.table, alice.id))?.owner).toBe(gw.connector.ownerId);
+  });
+
+  it('send_text: sent with our message id, stored as fromMe, received by the other account', async () => {
+    const { messageId, outbound } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'hello bob');
+    expect(outbound).toMatchObject({ status: 'sent' });
+    expect(await findMessage(gw.table, alice.id, messageId)).toMatchObject({ fromMe: true, text: 'hello bob' });
+    const received = await waitFor('bob to store the message', () => findMessage(gw.table, bob.id, messageId));
+    expect(received).toMatchObject({ fromMe: false, text: 'hello bob', from: `${alice.phone}@s.whatsapp.net` });
+  });
+
+  it('a redelivered send whose outbound is settled is skipped, not sent twice', async () => {
+    const { messageId } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'once');
+    const commandId = newCommandId();
+    await gw.queues.sendCommand({
+      type: 'send_text',
+      accountId: alice.id,
+      commandId,
+      payload: { messageId, to: `${bob.phone}@s.whatsapp.net`, text: 'twice?' },
+    });
+    const handled = await gw.logs.waitForLine('the duplicate to be handled', (l) => l.commandId === commandId && l.msg === 'command done');
+    expect(handled.note).toBe('already sent');
+    expect((await findMessage(gw.table, alice.id, messageId))?.text).toBe('once');
+    expect((await findMessage(gw.table, bob.id, messageId))?.text).toBe('once');
+  });
+
+  it('a message from the phone (device 0) arrives as inbound', async () => {
+    const { id } = await gw.control.sendFromPhone(bob.phone, alice.phone, 'from the phone');
+    const stored = await waitFor('alice to store it', () => findMessage(gw.table, alice.id, id));
+    expect(stored).toMatchObject({ text: 'from the phone', fromMe: false, chatId: `${bob.phone}@s.whatsapp.net` });
+  });
+
+  it('the phone logs the device out: logged_out, creds cleared; connect gives a new QR', async () => {
+    const devices = await gw.control.devices(alice.phone);
+    const linked = devices.find((d) => d.device !== 0);
+    expect(linked).toBeDefined();
+    await gw.control.kick(alice.phone, linked!.device, 'logout');
+    await gw.waitForStatus(alice.id, 'logged_out');
+    await waitFor('creds to be cleared', async () => (await readCreds(gw.table, `auth_${alice.id}`)) === undefined);
+
+    const from = gw.logs.lines.length;
+    await gw.queues.sendCommand({ type: 'connect', accountId: alice.id, commandId: newCommandId(), payload: {} });
+    await gw.linkAccount(alice.id, alice.phone, { logsFrom: from });
+  });
+});

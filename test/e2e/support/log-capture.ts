@@ -1,0 +1,58 @@
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { waitFor } from './wait.js';
+
+export type LogLine = Record<string, unknown> & { msg?: string; level?: number };
+
+export interface CapturedLogs {
+  logger: Logger;
+  /** Every line so far, parsed. */
+  lines: LogLine[];
+  /** Resolves with the first line (from index `from` on) matching `match`. */
+  waitForLine(what: string, match: (line: LogLine) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<LogLine>;
+  /** The raw QR text of the next `qr` line of the account logged at or after `from`. */
+  waitForQr(accountId: string, options?: { from?: number; timeoutMs?: number }): Promise<string>;
+  /** Lines logged after position `from` that match. */
+  linesSince(from: number, match: (line: LogLine) => boolean): LogLine[];
+}
+
+/**
+ * A pino logger writing JSON lines into memory, so tests read what an operator would read in
+ * the connector's log (the QR line in particular). Set E2E_LOG=1 to also echo to stderr.
+ */
+export function captureLogs(level: pino.LevelWithSilent = 'info'): CapturedLogs {
+  const lines: LogLine[] = [];
+  const echo = process.env.E2E_LOG === '1';
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const text of chunk.toString('utf8').split('\n')) {
+        if (!text.trim()) continue;
+        if (echo) process.stderr.write(`${text}\n`);
+        try {
+          lines.push(JSON.parse(text) as LogLine);
+        } catch {
+          lines.push({ msg: text });
+        }
+      }
+      done();
+    },
+  });
+  const logger = pino({ level, base: { service: 'wa-gateway' } }, sink);
+
+  const find = (from: number, match: (line: LogLine) => boolean) => lines.slice(from).find(match);
+  return {
+    logger,
+    lines,
+    waitForLine: (what, match, options = {}) =>
+      waitFor(what, () => find(options.from ?? 0, match), { timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 50 }),
+    async waitForQr(accountId, options = {}) {
+      const line = await waitFor(
+        `a QR line for ${accountId}`,
+        () => find(options.from ?? 0, (l) => l.event === 'qr' && l.accountId === accountId && typeof l.qr === 'string'),
+        { timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 50 },
+      );
+      return String(line.qr);
+    },
+    linesSince: (from, match) => lines.slice(from).filter(match),
+  };
+}

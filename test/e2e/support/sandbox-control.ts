@@ -1,0 +1,40 @@
+/**
+ * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
+ * QR scans, messages sent from a phone (device 0) and the phone's inbox, kicks.
+ */
+export interface PhoneInboxMessage {
+  id?: string;
+  from?: string;
+  text?: string;
+  [field: string]: unknown;
+}
+
+export interface SandboxControl {
+  createPhone(phone: string, pushName?: string): Promise<{ jid: string; lid: string }>;
+  scan(phone: string, qr: string): Promise<unknown>;
+  /** Sends a text from the phone itself (device 0); `to` is a phone number or JID. */
+  sendFromPhone(phone: string, to: string, text: string): Promise<{ id: string }>;
+  inbox(phone: string): Promise<PhoneInboxMessage[]>;
+  devices(phone: string): Promise<{ device: number; jid: string }[]>;
+  kick(phone: string, device: number, kind: string): Promise<unknown>;
+}
+
+export function sandboxControl(controlUrl: string): SandboxControl {
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${controlUrl}${path}`, {
+      method,
+      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+    });
+    const json = (await response.json()) as T & { error?: string };
+    if (!response.ok) throw new Error(`sandbox ${method} ${path}: ${response.status} ${json.error ?? ''}`);
+    return json;
+  }
+  return {
+    createPhone: (phone, pushName) => call('POST', '/phones', { phone, ...(pushName ? { pushName } : {}) }),
+    scan: (phone, qr) => call('POST', '/scan', { phone, qr }),
+    sendFromPhone: (phone, to, text) => call('POST', `/phones/${phone}/messages`, { to, text }),
+    inbox: async (phone) => (await call<{ messages: PhoneInboxMessage[] }>('GET', `/phones/${phone}/messages`)).messages,
+    devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,
+    kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
+  };
+}
