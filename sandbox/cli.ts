@@ -1,0 +1,48 @@
+import { resolve } from 'node:path';
+import { startSandbox } from './index.js';
+
+/**
+ * `npm run sandbox`: runs the network in the foreground and prints its descriptor.
+ * SANDBOX_PORT / SANDBOX_CONTROL_PORT / SANDBOX_MEDIA_PORT (0 = any free port) and
+ * DATA_DIR (default ./data/sandbox; SANDBOX_IN_MEMORY=1 keeps nothing on disk).
+ */
+const port = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number`);
+  return value;
+};
+
+const dataDir = process.env.SANDBOX_IN_MEMORY === '1' ? undefined : resolve(process.env.DATA_DIR ?? './data', 'sandbox');
+const sandbox = await startSandbox({
+  port: port('SANDBOX_PORT', 0),
+  controlPort: port('SANDBOX_CONTROL_PORT', 0),
+  mediaPort: port('SANDBOX_MEDIA_PORT', 0),
+  dataDir,
+});
+const { descriptor } = sandbox;
+process.stdout.write(`${JSON.stringify(descriptor)}\n`);
+process.stdout.write(
+  [
+    `# sandbox WhatsApp network running${dataDir ? ` (state in ${dataDir})` : ' (in memory)'}; point the gateway at it with:`,
+    `WA_WS_URL=${descriptor.wsUrl}`,
+    `WA_ROOT_PUBLIC_KEY=${descriptor.rootPublicKey}`,
+    `WA_MEDIA_CA_FILE=${descriptor.mediaCaFile}`,
+    `# control API: ${descriptor.controlUrl}`,
+    '',
+  ].join('\n'),
+);
+
+let stopping = false;
+const shutdown = () => {
+  if (stopping) return;
+  stopping = true;
+  sandbox.stop().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`sandbox stop failed: ${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

@@ -1,0 +1,97 @@
+import { Hono, type Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { z } from 'zod';
+import type { SandboxCore } from './core.js';
+import { PairingError } from './network/pairing.js';
+import { lidJid, pnJid } from './network/jids.js';
+import type { Account } from './network/model.js';
+import { kickDevice, KICK_KINDS } from './kicks.js';
+
+const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
+const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
+const scanSchema = z.object({ phone: phoneSchema, qr: z.string().min(1).max(2000) });
+const sendSchema = z.object({ to: z.string().min(1).max(100), text: z.string().min(1).max(65_536) });
+const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999), kind: z.enum(KICK_KINDS) });
+
+async function body<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    throw new HTTPException(400, { message: 'body must be JSON' });
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    throw new HTTPException(400, { message: parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ') });
+  }
+  return parsed.data;
+}
+
+function accountOf(core: SandboxCore, phone: string): Account {
+  const account = phoneSchema.safeParse(phone).success ? core.network.accounts.get(phone) : undefined;
+  if (!account) throw new HTTPException(404, { message: 'unknown phone' });
+  return account;
+}
+
+function describe(account: Account) {
+  return {
+    phone: account.phone,
+    pushName: account.pushName,
+    jid: pnJid(account.phone),
+    lid: lidJid(account.lid),
+    devices: [...account.devices.values()].map((d) => ({ device: d.device, jid: pnJid(account.phone, d.device), platform: d.platform })),
+  };
+}
+
+/** The JSON control API: phones, scans, phone-sent messages, phone inbox, kicks, health. */
+export function createControlApi(core: SandboxCore): Hono {
+  const app = new Hono();
+
+  app.get('/health', (c) =>
+    c.json({ ok: true, accounts: [...core.network.accounts.all()].length, online: core.network.onlineCount() }),
+  );
+
+  app.post('/phones', async (c) => {
+    const { phone, pushName } = await body(c, createPhoneSchema);
+    const { account, created } = core.network.accounts.create(phone, pushName);
+    return c.json(describe(account), created ? 201 : 200);
+  });
+
+  app.get('/phones/:phone', (c) => c.json(describe(accountOf(core, c.req.param('phone')))));
+
+  app.post('/scan', async (c) => {
+    const { phone, qr } = await body(c, scanSchema);
+    try {
+      return c.json(await core.scan(phone, qr));
+    } catch (err) {
+      if (err instanceof PairingError) throw new HTTPException(err.status, { message: err.message });
+      throw err;
+    }
+  });
+
+  app.post('/phones/:phone/messages', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { to, text } = await body(c, sendSchema);
+    const target = core.network.accounts.resolve(to.includes('@') ? to : `${to}@s.whatsapp.net`);
+    if (!target) throw new HTTPException(404, { message: 'unknown recipient' });
+    const id = await core.phones.sendText(account, target.account, text);
+    return c.json({ id });
+  });
+
+  app.get('/phones/:phone/messages', (c) => c.json({ messages: accountOf(core, c.req.param('phone')).phoneIdentity.inbox }));
+
+  app.post('/kick', async (c) => {
+    const { phone, device, kind } = await body(c, kickSchema);
+    const account = accountOf(core, phone);
+    if (!account.devices.has(device)) throw new HTTPException(404, { message: 'unknown device' });
+    return c.json({ ok: true, ...kickDevice(core.network, account, device, kind) });
+  });
+
+  app.notFound((c) => c.json({ error: 'not found' }, 404));
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) return c.json({ error: err.message }, err.status);
+    core.network.logger.error({ err }, 'control API failure');
+    return c.json({ error: 'internal error' }, 500);
+  });
+  return app;
+}

@@ -1,0 +1,40 @@
+import type { BinaryNode } from '@whiskeysockets/baileys';
+import { iqResult, type StanzaContext } from './context.js';
+import { handleEncrypt } from './encrypt.js';
+import { handleUsync } from './usync.js';
+import { handleSessionIq } from './session.js';
+import { handleMd } from './md.js';
+import { handleMessage } from './message.js';
+import { handleReceipt } from './receipt.js';
+
+/** Routes one stanza of a logged-in device to its handler. Unknown iqs get an empty result so no client query stalls. */
+export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
+  switch (node.tag) {
+    case 'iq':
+      return handleIq(ctx, node);
+    case 'message':
+      return handleMessage(ctx, node);
+    case 'receipt':
+      return handleReceipt(ctx, node);
+    case 'ack':
+      if (node.attrs.error) {
+        ctx.network.logger.debug({ attrs: node.attrs }, 'client refused a stanza');
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+function handleIq(ctx: StanzaContext, iq: BinaryNode): void {
+  switch (iq.attrs.xmlns) {
+    case 'encrypt':
+      return handleEncrypt(ctx, iq);
+    case 'usync':
+      return handleUsync(ctx, iq);
+    case 'md':
+      return handleMd(ctx, iq);
+    default:
+      if (!handleSessionIq(ctx, iq)) ctx.send(iqResult(iq));
+  }
+}

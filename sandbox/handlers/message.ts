@@ -1,0 +1,69 @@
+import type { BinaryNode } from '@whiskeysockets/baileys';
+import { child, children, type StanzaContext } from './context.js';
+import { lidJid, parseUserJid, pnJid } from '../network/jids.js';
+import type { Account } from '../network/model.js';
+
+const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] as const;
+
+/**
+ * A companion's `<message>`: every `<to jid>` copy (or the single `<enc>` of a retry resend or
+ * a peer message) goes to that device as `<message from="SENDER:DEV" ...>`; copies for the
+ * sender's own devices carry `recipient`. The sender gets a server ack (messages-send.js:428-884).
+ */
+export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
+  const id = node.attrs.id;
+  const to = node.attrs.to;
+  if (!id || !to) return;
+  const t = String(Math.floor(Date.now() / 1000));
+  const destination = ctx.network.accounts.resolve(to);
+  const deviceIdentity = child(node, 'device-identity');
+  const targets: { jid: string; enc: BinaryNode }[] = [];
+  for (const participant of children(child(node, 'participants'))) {
+    const enc = child(participant, 'enc');
+    if (participant.tag === 'to' && participant.attrs.jid && enc) targets.push({ jid: participant.attrs.jid, enc });
+  }
+  const directEnc = child(node, 'enc');
+  if (directEnc) {
+    // A retry resend names the device in `to`; a peer message goes to our own phone.
+    const jid = node.attrs.category === 'peer' ? pnJid(ctx.account.phone) : to;
+    targets.push({ jid, enc: directEnc });
+  }
+  ctx.network.rememberOrigin(id, { phone: ctx.account.phone, device: ctx.device });
+  if (destination) ctx.network.notePeers(ctx.account, destination.account);
+  const recipientUser = node.attrs.recipient ?? (destination ? userJidLike(destination.account, to) : to);
+
+  for (const { jid, enc } of targets) {
+    const target = ctx.network.accounts.resolve(jid);
+    if (!target) continue;
+    const lidAddressed = target.server === 'lid';
+    const attrs: Record<string, string> = {
+      id,
+      t,
+      notify: ctx.account.pushName,
+      from: lidAddressed ? lidJid(ctx.account.lid, ctx.device) : pnJid(ctx.account.phone, ctx.device),
+    };
+    if (lidAddressed) attrs.sender_pn = pnJid(ctx.account.phone);
+    else attrs.sender_lid = lidJid(ctx.account.lid);
+    for (const name of ROUTED_ATTRS) {
+      const value = node.attrs[name];
+      if (value) attrs[name] = value;
+    }
+    if (target.account === ctx.account && node.attrs.category !== 'peer') attrs.recipient = recipientUser;
+    const content: BinaryNode[] = [{ tag: 'enc', attrs: { ...enc.attrs }, content: enc.content }];
+    if (deviceIdentity) content.push(deviceIdentity);
+    const stanza: BinaryNode = { tag: 'message', attrs, content };
+    if (target.device === 0) {
+      ctx.phones.receive(target.account, ctx.account, ctx.device, stanza).catch((err: unknown) => {
+        ctx.network.logger.warn({ err, messageId: id }, 'phone could not decrypt a message');
+      });
+    } else if (!(target.account === ctx.account && target.device === ctx.device)) {
+      ctx.network.deliver(target.account, target.device, stanza);
+    }
+  }
+  ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
+}
+
+/** The destination user's JID in the addressing the sender used. */
+function userJidLike(account: Account, to: string): string {
+  return parseUserJid(to)?.server === 'lid' ? lidJid(account.lid) : pnJid(account.phone);
+}

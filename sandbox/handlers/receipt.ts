@@ -1,0 +1,40 @@
+import type { BinaryNode } from '@whiskeysockets/baileys';
+import { child, type StanzaContext } from './context.js';
+import { pnJid } from '../network/jids.js';
+
+/** Receipt types that concern only the receiving side; nothing goes back to the sender. */
+const LOCAL_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'read-self', 'server-error']);
+
+/**
+ * A device's receipt for messages it received: forward it to the device that sent them as
+ * `<receipt from="B@s.whatsapp.net" id t [type]>` (no type = delivered). Retry receipts also
+ * name the asking device in `participant` and carry its fresh keys.
+ */
+export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
+  const id = node.attrs.id;
+  const type = node.attrs.type;
+  if (!id || (type && LOCAL_TYPES.has(type))) return;
+  const origin = ctx.network.originOf(id);
+  const addressed = ctx.network.accounts.resolve(node.attrs.to);
+  const senderAccount = origin ? ctx.network.accounts.get(origin.phone) : addressed?.account;
+  if (!senderAccount || senderAccount === ctx.account) return;
+  const senderDevice = origin?.device ?? addressed?.device ?? 0;
+  const attrs: Record<string, string> = {
+    from: pnJid(ctx.account.phone),
+    id,
+    t: node.attrs.t ?? String(Math.floor(Date.now() / 1000)),
+  };
+  // An `inactive` receipt (clients without active receipts) is a delivery receipt for the sender.
+  if (type && type !== 'inactive') attrs.type = type;
+  if (type === 'retry') attrs.participant = pnJid(ctx.account.phone, ctx.device);
+  const forwarded: BinaryNode = { tag: 'receipt', attrs, ...(node.content ? { content: node.content } : {}) };
+  if (senderDevice === 0) {
+    if (type === 'retry' && child(node, 'retry')) {
+      ctx.phones.resend(senderAccount, ctx.account, ctx.device, id).catch((err: unknown) => {
+        ctx.network.logger.warn({ err, messageId: id }, 'phone could not answer a retry receipt');
+      });
+    }
+    return;
+  }
+  ctx.network.deliver(senderAccount, senderDevice, forwarded);
+}

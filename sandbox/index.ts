@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
+import { WebSocketServer } from 'ws';
+import { generateNoiseKeys, generateTlsMaterial, isUsableTlsMaterial } from './certs.js';
+import { Connection } from './connection.js';
+import { createControlApi } from './control-api.js';
+import { SandboxCore } from './core.js';
+import { createSandboxLogger, type Logger } from './log.js';
+import { startMediaHost } from './media-host.js';
+import { Persistence } from './persistence.js';
+
+export interface SandboxOptions {
+  /** WebSocket chat port; 0 = any free port. */
+  port?: number;
+  controlPort?: number;
+  mediaPort?: number;
+  /** State survives restarts when set; in memory otherwise. */
+  dataDir?: string;
+  logger?: Logger;
+}
+
+/** What a client needs: the gateway reads these as WA_WS_URL, WA_ROOT_PUBLIC_KEY, WA_MEDIA_CA_FILE. */
+export interface SandboxDescriptor {
+  wsUrl: string;
+  /** Hex, 64 chars (32 bytes). */
+  rootPublicKey: string;
+  mediaCaFile: string;
+  controlUrl: string;
+}
+
+export interface RunningSandbox {
+  descriptor: SandboxDescriptor;
+  core: SandboxCore;
+  stop(): Promise<void>;
+}
+
+const MAX_WS_PAYLOAD = 32 * 1024 * 1024;
+
+function listen(server: Server | WebSocketServer | import('node:http').Server, port: number): Promise<number> {
+  const target = server as Server;
+  return new Promise((resolve, reject) => {
+    target.once('error', reject);
+    target.listen(port, '127.0.0.1', () => resolve((target.address() as AddressInfo).port));
+  });
+}
+
+/** Starts the chat endpoint, media host and control API on 127.0.0.1. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const logger = options.logger ?? createSandboxLogger();
+  const restored = options.dataDir ? Persistence.load(options.dataDir) : undefined;
+  const noiseKeys = restored?.noiseKeys ?? generateNoiseKeys();
+  const tls = restored?.tls && isUsableTlsMaterial(restored.tls) ? restored.tls : generateTlsMaterial();
+
+  let persistence: Persistence | undefined;
+  const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule());
+  for (const account of restored?.accounts ?? []) core.network.accounts.add(account);
+  if (options.dataDir) {
+    persistence = new Persistence(options.dataDir, () => ({
+      version: 1,
+      noiseKeys,
+      tls,
+      accounts: [...core.network.accounts.all()],
+    }));
+    persistence.schedule();
+  }
+
+  const fileDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'wa-sandbox-'));
+  const mediaCaFile = join(fileDir, 'media-ca.pem');
+  writeFileSync(mediaCaFile, tls.certPem);
+
+  const media = await startMediaHost({
+    tls,
+    port: options.mediaPort ?? 0,
+    dir: options.dataDir ? join(options.dataDir, 'media') : undefined,
+    logger,
+  });
+  core.network.mediaHost = media.host;
+
+  const chatServer = (await import('node:http')).createServer((_req, res) => {
+    res.writeHead(426, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'websocket only' }));
+  });
+  const wss = new WebSocketServer({ server: chatServer, maxPayload: MAX_WS_PAYLOAD, perMessageDeflate: false });
+  wss.on('connection', (ws) => new Connection(ws, core));
+  const chatPort = await listen(chatServer, options.port ?? 0);
+
+  const controlServer = createAdaptorServer({ fetch: createControlApi(core).fetch }) as Server;
+  const controlPort = await listen(controlServer, options.controlPort ?? 0);
+
+  const descriptor: SandboxDescriptor = {
+    wsUrl: `ws://127.0.0.1:${chatPort}/ws/chat`,
+    rootPublicKey: noiseKeys.root.public.toString('hex'),
+    mediaCaFile,
+    controlUrl: `http://127.0.0.1:${controlPort}`,
+  };
+  if (options.dataDir) writeFileSync(join(options.dataDir, 'sandbox.json'), JSON.stringify(descriptor, null, 2));
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      core.network.closeAll();
+      for (const client of wss.clients) client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      chatServer.closeAllConnections();
+      controlServer.closeAllConnections();
+      await Promise.all([
+        new Promise<void>((resolve) => chatServer.close(() => resolve())),
+        new Promise<void>((resolve) => controlServer.close(() => resolve())),
+        media.close(),
+      ]);
+      await persistence?.flush();
+      if (!options.dataDir) rmSync(fileDir, { recursive: true, force: true });
+    })());
+
+  return { descriptor, core, stop };
+}

@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { TlsMaterial } from './certs.js';
+import type { Logger } from './log.js';
+
+const MAX_MEDIA_BYTES = 100 * 1024 * 1024;
+const UPLOAD_PATH = /^\/mms\/[a-z0-9-]+\/[A-Za-z0-9_-]+={0,2}$/;
+const DOWNLOAD_PATH = /^\/m\/([a-f0-9]{32})$/;
+
+/** Where uploaded (already encrypted) media blobs live: files under the data dir, or memory. */
+interface BlobStore {
+  put(id: string, data: Buffer): Promise<void>;
+  get(id: string): Promise<Buffer | undefined>;
+}
+
+function blobStore(dir: string | undefined): BlobStore {
+  if (!dir) {
+    const blobs = new Map<string, Buffer>();
+    return { put: async (id, data) => void blobs.set(id, data), get: async (id) => blobs.get(id) };
+  }
+  mkdirSync(dir, { recursive: true });
+  return {
+    put: (id, data) => writeFile(join(dir, id), data),
+    get: async (id) => readFile(join(dir, id)).catch(() => undefined),
+  };
+}
+
+export interface MediaHost {
+  server: Server;
+  /** `127.0.0.1:PORT`, what media_conn announces. */
+  host: string;
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_MEDIA_BYTES) {
+        resolve(undefined);
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function json(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/**
+ * The HTTPS media host (sandbox-protocol.md §6): `POST /mms/TYPE/ENC_SHA256?auth&token` stores
+ * the encrypted blob and answers `{url, direct_path}`; `GET /m/ID` serves it back (Range too).
+ */
+export async function startMediaHost(opts: { tls: TlsMaterial; port: number; dir?: string; logger: Logger }): Promise<MediaHost> {
+  const store = blobStore(opts.dir);
+  let host = '';
+  const server = createServer({ key: opts.tls.keyPem, cert: opts.tls.certPem }, (req, res) => {
+    const url = new URL(req.url ?? '/', 'https://sandbox');
+    const handle = async () => {
+      if (req.method === 'POST' && UPLOAD_PATH.test(url.pathname)) {
+        const body = await readBody(req);
+        if (!body) return json(res, 413, { error: 'media too large' });
+        const id = randomBytes(16).toString('hex');
+        await store.put(id, body);
+        return json(res, 200, { url: `https://${host}/m/${id}`, direct_path: `/m/${id}` });
+      }
+      const match = DOWNLOAD_PATH.exec(url.pathname);
+      if (req.method === 'GET' && match) {
+        const blob = await store.get(match[1]!);
+        if (!blob) return json(res, 404, { error: 'media not found' });
+        const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+        if (range) {
+          const start = Number(range[1]);
+          const end = range[2] ? Math.min(Number(range[2]), blob.length - 1) : blob.length - 1;
+          if (start > end) return json(res, 416, { error: 'bad range' });
+          res.writeHead(206, {
+            'content-type': 'application/octet-stream',
+            'content-range': `bytes ${start}-${end}/${blob.length}`,
+            'content-length': end - start + 1,
+          });
+          return res.end(blob.subarray(start, end + 1));
+        }
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': blob.length });
+        return res.end(blob);
+      }
+      return json(res, 404, { error: 'not found' });
+    };
+    handle().catch((err: unknown) => {
+      opts.logger.warn({ err }, 'media request failed');
+      if (!res.headersSent) json(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, '127.0.0.1', () => resolve());
+  });
+  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    server,
+    host,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

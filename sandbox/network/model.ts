@@ -1,0 +1,58 @@
+import type { BinaryNode } from '@whiskeysockets/baileys';
+import type { KeyPair } from '../certs.js';
+
+export interface SignedPreKeyRecord {
+  keyId: number;
+  publicKey: Buffer;
+  signature: Buffer;
+}
+
+/** A linked companion device (device id >= 1): its keys as it registered and uploaded them. */
+export interface CompanionDevice {
+  device: number;
+  keyIndex: number;
+  noiseKey: Buffer;
+  identityKey: Buffer;
+  registrationId: number;
+  signedPreKey: SignedPreKeyRecord;
+  /** One-time pre-keys by id; each is handed out once. */
+  preKeys: Map<number, Buffer>;
+  platform: string;
+  linkedAt: number;
+  /** The phone sent the initial history bootstrap (only once per linked device). */
+  bootstrapped: boolean;
+  /** Stanzas waiting for the device to come online, delivered with offline="1". */
+  queue: BinaryNode[];
+}
+
+/** What the simulated phone (device 0) received, decrypted, for GET /phones/:phone/messages. */
+export interface PhoneInboxEntry {
+  id: string;
+  from: string;
+  text: string | null;
+  type: string;
+  timestamp: number;
+}
+
+/** Device 0: the simulated phone with its own Signal identity and sessions. */
+export interface PhoneIdentity {
+  identity: KeyPair;
+  registrationId: number;
+  signedPreKey: { keyId: number; keyPair: KeyPair; signature: Buffer };
+  /** libsignal session records by "name.device", serialized. */
+  sessions: Map<string, unknown>;
+  inbox: PhoneInboxEntry[];
+}
+
+export interface Account {
+  phone: string;
+  lid: string;
+  pushName: string;
+  createdAt: number;
+  nextDevice: number;
+  nextKeyIndex: number;
+  phoneIdentity: PhoneIdentity;
+  devices: Map<number, CompanionDevice>;
+}
+
+export const INBOX_LIMIT = 1000;

@@ -1,0 +1,179 @@
+import type { BinaryNode } from '@whiskeysockets/baileys';
+import type { Logger } from '../log.js';
+import type { NoiseKeys } from '../certs.js';
+import { AccountRegistry } from './accounts.js';
+import type { Account } from './model.js';
+import { lidJid, pnJid } from './jids.js';
+
+/** What the network needs from a live client connection. */
+export interface DeviceConnection {
+  readonly account: Account | undefined;
+  readonly device: number | undefined;
+  send(node: BinaryNode): void;
+  /** Sends a stream error (or nothing) and closes the socket. */
+  kick(error?: BinaryNode): void;
+}
+
+export interface MessageOrigin {
+  phone: string;
+  device: number;
+}
+
+const ORIGIN_LIMIT = 200_000;
+
+/**
+ * The live network: accounts, who is online, offline queues, and which device sent which
+ * message (receipts go back to it). All lookups are by key, never a scan per message.
+ */
+export class Network {
+  readonly accounts: AccountRegistry;
+  private readonly online = new Map<string, DeviceConnection>();
+  private readonly origins = new Map<string, MessageOrigin>();
+  /** Accounts that exchanged messages: they hear about each other's device changes. */
+  private readonly peers = new Map<string, Set<string>>();
+  mediaHost = '';
+
+  constructor(
+    readonly noiseKeys: NoiseKeys,
+    readonly logger: Logger,
+    private readonly onChange: () => void,
+  ) {
+    this.accounts = new AccountRegistry(onChange);
+  }
+
+  changed(): void {
+    this.onChange();
+  }
+
+  static key(phone: string, device: number): string {
+    return `${phone}:${device}`;
+  }
+
+  connectionOf(phone: string, device: number): DeviceConnection | undefined {
+    return this.online.get(Network.key(phone, device));
+  }
+
+  /** Registers a logged-in connection; an older one for the same device is replaced (440). */
+  attach(conn: DeviceConnection & { account: Account; device: number }): void {
+    const key = Network.key(conn.account.phone, conn.device);
+    const previous = this.online.get(key);
+    this.online.set(key, conn);
+    if (previous && previous !== conn) {
+      previous.kick({
+        tag: 'stream:error',
+        attrs: {},
+        content: [{ tag: 'conflict', attrs: { type: 'replaced' } }],
+      });
+    }
+  }
+
+  detach(conn: DeviceConnection): void {
+    if (!conn.account || conn.device === undefined) return;
+    const key = Network.key(conn.account.phone, conn.device);
+    if (this.online.get(key) === conn) this.online.delete(key);
+  }
+
+  onlineCount(): number {
+    return this.online.size;
+  }
+
+  /** Sends to a companion device now, or queues it for its next login. */
+  deliver(account: Account, device: number, node: BinaryNode): void {
+    const companion = account.devices.get(device);
+    if (!companion) return;
+    const conn = this.online.get(Network.key(account.phone, device));
+    if (conn) {
+      conn.send(node);
+      return;
+    }
+    companion.queue.push(node);
+    this.onChange();
+  }
+
+  /** Flushes a device's offline queue with offline="1", then tells it the backlog is done. */
+  flushOffline(conn: DeviceConnection & { account: Account; device: number }): void {
+    const companion = conn.account.devices.get(conn.device);
+    if (!companion) return;
+    const queued = companion.queue.splice(0);
+    for (const node of queued) conn.send({ ...node, attrs: { ...node.attrs, offline: '1' } });
+    conn.send({ tag: 'ib', attrs: {}, content: [{ tag: 'offline', attrs: { count: String(queued.length) } }] });
+    if (queued.length) this.onChange();
+  }
+
+  rememberOrigin(messageId: string, origin: MessageOrigin): void {
+    if (this.origins.size >= ORIGIN_LIMIT) {
+      const oldest = this.origins.keys().next().value;
+      if (oldest !== undefined) this.origins.delete(oldest);
+    }
+    this.origins.set(messageId, origin);
+  }
+
+  originOf(messageId: string): MessageOrigin | undefined {
+    return this.origins.get(messageId);
+  }
+
+  notePeers(a: Account, b: Account): void {
+    if (a === b) return;
+    this.peerSet(a.phone).add(b.phone);
+    this.peerSet(b.phone).add(a.phone);
+  }
+
+  private peerSet(phone: string): Set<string> {
+    let set = this.peers.get(phone);
+    if (!set) {
+      set = new Set();
+      this.peers.set(phone, set);
+    }
+    return set;
+  }
+
+  /**
+   * Baileys caches device lists for minutes: tell the account's own devices and its peers'
+   * devices that the list changed, in both addressings, so the next send re-fetches it.
+   */
+  notifyDevicesChanged(account: Account, changedDevice: number): void {
+    const notification = (to: Account): BinaryNode => ({
+      tag: 'notification',
+      attrs: {
+        from: pnJid(account.phone),
+        type: 'devices',
+        id: `dev-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
+        t: String(Math.floor(Date.now() / 1000)),
+        to: pnJid(to.phone),
+      },
+      content: [
+        {
+          tag: 'update',
+          attrs: {},
+          content: [
+            { tag: 'device', attrs: { jid: pnJid(account.phone, changedDevice) } },
+            { tag: 'device', attrs: { jid: lidJid(account.lid, changedDevice) } },
+          ],
+        },
+      ],
+    });
+    const audience = [account.phone, ...(this.peers.get(account.phone) ?? [])];
+    for (const phone of audience) {
+      const target = this.accounts.get(phone);
+      if (!target) continue;
+      for (const device of target.devices.keys()) {
+        const conn = this.online.get(Network.key(phone, device));
+        conn?.send(notification(target));
+      }
+    }
+  }
+
+  /** Closes every connection of a device (kicks) and returns how many there were. */
+  kick(phone: string, device: number, error?: BinaryNode): boolean {
+    const conn = this.online.get(Network.key(phone, device));
+    if (!conn) return false;
+    this.online.delete(Network.key(phone, device));
+    conn.kick(error);
+    return true;
+  }
+
+  closeAll(): void {
+    for (const conn of this.online.values()) conn.kick();
+    this.online.clear();
+  }
+}

@@ -1,0 +1,194 @@
+import { deflateSync } from 'node:zlib';
+import {
+  encodeWAMessage,
+  generateMessageID,
+  generateSignalPubKey,
+  proto,
+  unpadRandomMax16,
+  type BinaryNode,
+} from '@whiskeysockets/baileys';
+import { ProtocolAddress, SessionBuilder, SessionCipher, type SignalStorage } from 'libsignal';
+import type { Network } from '../network/network.js';
+import type { Account, CompanionDevice } from '../network/model.js';
+import { INBOX_LIMIT } from '../network/model.js';
+import { lidJid, pnJid } from '../network/jids.js';
+import { phoneSignalStore } from './signal-store.js';
+import { summarize } from './messages.js';
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/**
+ * The simulated primary phones (device 0 of every account): they hold Signal sessions with
+ * companion devices, send and receive encrypted messages, and bootstrap new companions.
+ */
+export class Phones {
+  private readonly stores = new Map<string, SignalStorage>();
+  /** Recent plaintexts the phones sent, for answering retry receipts. */
+  private readonly sent = new Map<string, { message: proto.IMessage; to: string }>();
+
+  constructor(private readonly network: Network) {}
+
+  private store(account: Account): SignalStorage {
+    let store = this.stores.get(account.phone);
+    if (!store) {
+      store = phoneSignalStore(account.phoneIdentity, () => this.network.changed());
+      this.stores.set(account.phone, store);
+    }
+    return store;
+  }
+
+  private address(account: Account, device: number) {
+    return new ProtocolAddress(account.phone, device);
+  }
+
+  private async ensureSession(phone: Account, target: Account, companion: CompanionDevice, force = false) {
+    const address = this.address(target, companion.device);
+    const store = this.store(phone);
+    if (!force && (await store.loadSession(address.toString()))) return;
+    const [firstPreKey] = companion.preKeys.entries();
+    if (firstPreKey) {
+      companion.preKeys.delete(firstPreKey[0]);
+      this.network.changed();
+    }
+    await new SessionBuilder(store, address).initOutgoing({
+      registrationId: companion.registrationId,
+      identityKey: generateSignalPubKey(companion.identityKey),
+      signedPreKey: {
+        keyId: companion.signedPreKey.keyId,
+        publicKey: generateSignalPubKey(companion.signedPreKey.publicKey),
+        signature: companion.signedPreKey.signature,
+      },
+      preKey: firstPreKey ? { keyId: firstPreKey[0], publicKey: generateSignalPubKey(firstPreKey[1]) } : undefined,
+    } as Parameters<SessionBuilder['initOutgoing']>[0]);
+  }
+
+  private async encryptFor(phone: Account, target: Account, companion: CompanionDevice, message: proto.IMessage) {
+    await this.ensureSession(phone, target, companion);
+    const cipher = new SessionCipher(this.store(phone), this.address(target, companion.device));
+    const { type, body } = await cipher.encrypt(encodeWAMessage(message));
+    return { type: type === 3 ? 'pkmsg' : 'msg', ciphertext: Buffer.from(body, 'binary') };
+  }
+
+  private async sendEncrypted(
+    phone: Account,
+    target: Account,
+    companion: CompanionDevice,
+    message: proto.IMessage,
+    attrs: Record<string, string>,
+  ): Promise<void> {
+    const { type, ciphertext } = await this.encryptFor(phone, target, companion, message);
+    this.network.deliver(target, companion.device, {
+      tag: 'message',
+      attrs: { from: pnJid(phone.phone), sender_lid: lidJid(phone.lid), t: String(now()), ...attrs },
+      content: [{ tag: 'enc', attrs: { v: '2', type }, content: ciphertext }],
+    });
+  }
+
+  /** POST /phones/:phone/messages: device 0 sends a text to every device of `to` and to its own companions. */
+  async sendText(phone: Account, target: Account, text: string): Promise<string> {
+    const id = generateMessageID();
+    const message: proto.IMessage = { conversation: text };
+    const destination = pnJid(target.phone);
+    this.remember(id, message, destination);
+    this.network.notePeers(phone, target);
+    this.network.rememberOrigin(id, { phone: phone.phone, device: 0 });
+    const attrs = { id, type: 'text', notify: phone.pushName };
+    const sends: Promise<void>[] = [];
+    if (target !== phone) {
+      for (const companion of target.devices.values()) {
+        sends.push(this.sendEncrypted(phone, target, companion, message, attrs));
+      }
+      this.record(target, { id, from: pnJid(phone.phone), ...summarize(message), timestamp: now() });
+    }
+    const sentCopy: proto.IMessage = { deviceSentMessage: { destinationJid: destination, message } };
+    for (const companion of phone.devices.values()) {
+      sends.push(this.sendEncrypted(phone, phone, companion, sentCopy, { ...attrs, recipient: destination }));
+    }
+    await Promise.all(sends);
+    return id;
+  }
+
+  private remember(id: string, message: proto.IMessage, to: string) {
+    if (this.sent.size > 10_000) {
+      const oldest = this.sent.keys().next().value;
+      if (oldest !== undefined) this.sent.delete(oldest);
+    }
+    this.sent.set(id, { message, to });
+  }
+
+  private record(account: Account, entry: Account['phoneIdentity']['inbox'][number]) {
+    const inbox = account.phoneIdentity.inbox;
+    inbox.push(entry);
+    if (inbox.length > INBOX_LIMIT) inbox.splice(0, inbox.length - INBOX_LIMIT);
+    this.network.changed();
+  }
+
+  /**
+   * A companion's message addressed to this phone: decrypt (keeping the ratchet in step even
+   * for copies of our own companions' sends), keep it in the inbox, answer a delivery receipt.
+   */
+  async receive(phone: Account, sender: Account, senderDevice: number, stanza: BinaryNode): Promise<void> {
+    const enc = Array.isArray(stanza.content) ? stanza.content.find((n) => n.tag === 'enc') : undefined;
+    if (!enc || !(enc.content instanceof Uint8Array)) return;
+    const cipher = new SessionCipher(this.store(phone), this.address(sender, senderDevice));
+    const padded =
+      enc.attrs.type === 'pkmsg'
+        ? await cipher.decryptPreKeyWhisperMessage(enc.content)
+        : await cipher.decryptWhisperMessage(enc.content);
+    const message = proto.Message.decode(unpadRandomMax16(padded));
+    const id = stanza.attrs.id ?? '';
+    if (sender !== phone) {
+      this.record(phone, { id, from: pnJid(sender.phone), ...summarize(message), timestamp: Number(stanza.attrs.t) || now() });
+      this.network.deliver(sender, senderDevice, {
+        tag: 'receipt',
+        attrs: { from: pnJid(phone.phone), id, t: String(now()) },
+      });
+    }
+  }
+
+  /** A retry receipt for a message this phone sent: rebuild the session and send it again. */
+  async resend(phone: Account, requester: Account, device: number, messageId: string): Promise<void> {
+    const original = this.sent.get(messageId);
+    const companion = requester.devices.get(device);
+    if (!original || !companion) return;
+    await this.ensureSession(phone, requester, companion, true);
+    const message =
+      requester === phone ? { deviceSentMessage: { destinationJid: original.to, message: original.message } } : original.message;
+    const attrs: Record<string, string> = { id: messageId, type: 'text', notify: phone.pushName };
+    if (requester === phone) attrs.recipient = original.to;
+    await this.sendEncrypted(phone, requester, companion, message, attrs);
+  }
+
+  /**
+   * The initial history sync a phone pushes to a newly linked companion: empty history, the push
+   * name and the PN<->LID mappings it knows. Baileys waits up to 20 s for it (chats.js:1067-1111).
+   */
+  async sendHistoryBootstrap(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
+    const history = proto.HistorySync.encode({
+      syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
+      conversations: [],
+      pushnames: [{ id: pnJid(phone.phone), pushname: phone.pushName }],
+      phoneNumberToLidMappings: [phone, ...known].map((a) => ({ pnJid: pnJid(a.phone), lidJid: lidJid(a.lid) })),
+      progress: 100,
+    }).finish();
+    const message: proto.IMessage = {
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+        historySyncNotification: {
+          syncType: proto.Message.HistorySyncType.INITIAL_BOOTSTRAP,
+          initialHistBootstrapInlinePayload: deflateSync(history),
+          chunkOrder: 0,
+          progress: 100,
+        },
+      },
+    };
+    companion.bootstrapped = true;
+    this.network.changed();
+    await this.sendEncrypted(phone, phone, companion, message, {
+      id: generateMessageID(),
+      type: 'text',
+      category: 'peer',
+      push_priority: 'high_force',
+    });
+  }
+}

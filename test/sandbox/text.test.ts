@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proto } from '@whiskeysockets/baileys';
+import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+
+const { Status } = proto.WebMessageInfo;
+
+describe('sandbox: text between two companions', () => {
+  let sandbox: RunningSandbox;
+  let alice: SandboxClient;
+  let bob: SandboxClient;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    alice = await linkClient(sandbox, '15550002001', { pushName: 'Alice' });
+    bob = await linkClient(sandbox, '15550002002', { pushName: 'Bob' });
+  });
+
+  afterAll(async () => {
+    await Promise.all([alice?.stop(), bob?.stop()]);
+    await sandbox?.stop();
+  });
+
+  it('delivers text both ways with delivered and read receipts', async () => {
+    const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'hello bob' });
+    const received = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'hello bob');
+    expect(received.message?.conversation ?? received.message?.extendedTextMessage?.text).toBe('hello bob');
+    expect(received.key.fromMe).toBe(false);
+    await alice.waitForStatus(sent!.key.id!, Status.DELIVERY_ACK);
+
+    await bob.sock!.readMessages([received.key]);
+    await alice.waitForStatus(sent!.key.id!, Status.READ);
+
+    const reply = await bob.sock!.sendMessage(alice.userJid, { text: 'hi alice' });
+    const back = await alice.waitForMessage((m) => m.key.id === reply!.key.id, 'hi alice');
+    expect(back.message?.conversation ?? back.message?.extendedTextMessage?.text).toBe('hi alice');
+    await bob.waitForStatus(reply!.key.id!, Status.DELIVERY_ACK);
+  });
+
+  it('routes a quoted reply', async () => {
+    const original = await alice.sock!.sendMessage(bob.userJid, { text: 'question?' });
+    const got = await bob.waitForMessage((m) => m.key.id === original!.key.id, 'question');
+    const reply = await bob.sock!.sendMessage(alice.userJid, { text: 'answer' }, { quoted: got });
+    const received = await alice.waitForMessage((m) => m.key.id === reply!.key.id, 'answer');
+    expect(received.message?.extendedTextMessage?.text).toBe('answer');
+    expect(received.message?.extendedTextMessage?.contextInfo?.stanzaId).toBe(original!.key.id);
+  });
+
+  it('routes a reaction', async () => {
+    const original = await alice.sock!.sendMessage(bob.userJid, { text: 'react to me' });
+    const got = await bob.waitForMessage((m) => m.key.id === original!.key.id, 'react to me');
+    const reaction = await bob.sock!.sendMessage(alice.userJid, { react: { text: '👍', key: got.key } });
+    const received = await alice.waitForMessage((m) => m.key.id === reaction!.key.id, 'reaction');
+    expect(received.message?.reactionMessage?.text).toBe('👍');
+    expect(received.message?.reactionMessage?.key?.id).toBe(original!.key.id);
+  });
+
+  it('routes a delete for everyone', async () => {
+    const original = await alice.sock!.sendMessage(bob.userJid, { text: 'oops' });
+    await bob.waitForMessage((m) => m.key.id === original!.key.id, 'oops');
+    const revoke = await alice.sock!.sendMessage(bob.userJid, { delete: original!.key });
+    const received = await bob.waitForMessage((m) => m.key.id === revoke!.key.id, 'revoke');
+    expect(received.message?.protocolMessage?.type).toBe(proto.Message.ProtocolMessage.Type.REVOKE);
+    expect(received.message?.protocolMessage?.key?.id).toBe(original!.key.id);
+  });
+
+  it('logs no Baileys errors', () => {
+    expect(alice.unexpectedErrors).toEqual([]);
+    expect(bob.unexpectedErrors).toEqual([]);
+  });
+});
