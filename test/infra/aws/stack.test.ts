@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { COMMAND_VISIBILITY_SECONDS } from '../../../core/resources.js';
 import { parseGatewaySettings } from '../../../infra/aws/settings.js';
 import { createSynthDirectory, logicalIdOf, synthGateway, type SynthesizedGateway } from './synth-gateway.js';
 
@@ -91,6 +92,7 @@ describe('queues and alarms', () => {
     template.hasResourceProperties('AWS::SQS::Queue', {
       FifoQueue: true,
       ContentBasedDeduplication: false,
+      VisibilityTimeout: COMMAND_VISIBILITY_SECONDS,
       SqsManagedSseEnabled: true,
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] }, maxReceiveCount: 5 },
     });
