@@ -1,0 +1,61 @@
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { resolveQueueUrl, toQueueBody } from '../../core/queues.js';
+import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
+
+export interface DeadLetterTarget {
+  url: string;
+  /** The queue's own redrive limit, when it has a redrive policy. */
+  maxReceiveCount?: number;
+}
+
+/**
+ * The webhook queue's dead-letter queue: the target of its redrive policy (as core/resources.ts
+ * and the CDK stack create it), else the queue named WEBHOOK_DLQ_NAME. The worker moves an
+ * event there itself after its last attempt; the redrive policy stays as the safety net for
+ * an event that keeps crashing the worker.
+ */
+export async function resolveDeadLetterTarget(sqs: SQSClient, queueUrl: string, fallbackName: string): Promise<DeadLetterTarget> {
+  const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
+  const policy = parseRedrivePolicy(attributes.Attributes?.RedrivePolicy);
+  const name = policy?.deadLetterTargetArn.split(':').at(-1) || fallbackName;
+  return {
+    url: await resolveQueueUrl(sqs, name),
+    ...(policy?.maxReceiveCount ? { maxReceiveCount: policy.maxReceiveCount } : {}),
+  };
+}
+
+function parseRedrivePolicy(text: string | undefined): { deadLetterTargetArn: string; maxReceiveCount?: number } | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as { deadLetterTargetArn?: unknown; maxReceiveCount?: unknown };
+    if (typeof parsed.deadLetterTargetArn !== 'string') return undefined;
+    const max = Number(parsed.maxReceiveCount);
+    return { deadLetterTargetArn: parsed.deadLetterTargetArn, ...(Number.isFinite(max) && max > 0 ? { maxReceiveCount: max } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Puts a given-up event in the DLQ with the same body (so SQS's "redrive to source" can bring
+ * it back) and attributes saying why. The caller deletes it from the webhook queue afterwards;
+ * a crash in between leaves a copy in both, which the stable X-Webhook-Id makes harmless.
+ */
+export async function sendToDeadLetter(
+  sqs: SQSClient,
+  target: DeadLetterTarget,
+  event: WebhookEvent,
+  failure: { attempts: number; failedUrls: string[]; lastError: string },
+): Promise<void> {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: target.url,
+      MessageBody: toQueueBody(event),
+      MessageAttributes: {
+        attempts: { DataType: 'Number', StringValue: String(failure.attempts) },
+        failedUrlCount: { DataType: 'Number', StringValue: String(failure.failedUrls.length) },
+        lastError: { DataType: 'String', StringValue: failure.lastError.slice(0, 256) || 'unknown' },
+      },
+    }),
+  );
+}

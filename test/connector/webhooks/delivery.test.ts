@@ -1,0 +1,282 @@
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../../../core/config.js';
+import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
+import { ensureResources } from '../../../core/resources.js';
+import { webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
+import { tableOf } from '../../../core/store/table.js';
+import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
+import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
+import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
+import { Receiver } from './receiver.js';
+
+let stack: TestStack;
+let caseSeq = 0;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Case {
+  config: Config;
+  queues: Queues;
+  worker: WebhookDelivery | undefined;
+  urls: string[];
+  start(): void;
+  register(url: string): Promise<void>;
+  event(n: number): WebhookEvent;
+  /** Messages left in the webhook queue (visible, in flight or delayed). */
+  queueDepth(name?: string): Promise<number>;
+  dlqEvents(timeoutMs?: number): Promise<WebhookEvent[]>;
+  cleanUp(): Promise<void>;
+}
+
+/**
+ * Each case gets its own webhook queue and DLQ (so no event of another case reaches its
+ * receiver) and a worker with short retry delays; the emulators are shared.
+ */
+async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
+  caseSeq += 1;
+  const suffix = `${caseSeq}-${Date.now()}`;
+  const config = loadConfig({
+    ...stack.env,
+    LOG_LEVEL: 'silent',
+    WEBHOOK_QUEUE_NAME: `wh-${suffix}`,
+    WEBHOOK_DLQ_NAME: `wh-${suffix}-dlq`,
+    WEBHOOK_RETRY_BASE_MS: '500',
+    WEBHOOK_MAX_ATTEMPTS: '3',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    ...overrides,
+  });
+  await ensureResources(config, stack.clients, silentLogger);
+  const queues = createQueues(config, stack.clients, silentLogger);
+  const table = tableOf(config, stack.clients);
+  const accountId = `acct${caseSeq}`;
+  const c: Case = {
+    config,
+    queues,
+    worker: undefined,
+    urls: [],
+    start() {
+      c.worker = startWebhookDelivery({ config, clients: stack.clients, logger: silentLogger, queues, registrationCacheMs: 0 });
+    },
+    async register(url) {
+      await registerWebhook(table, url);
+      c.urls.push(url);
+    },
+    event(n) {
+      const messageId = `3EB0CASE${caseSeq}N${n}`;
+      return {
+        eventId: webhookEventId(accountId, messageId),
+        accountId,
+        payload: {
+          from: '15550002222@s.whatsapp.net',
+          message: `hello ${n} 👋`,
+          messageId,
+          timestamp: 1_767_000_000_000 + n,
+          accountId,
+          chatId: '15550002222@s.whatsapp.net',
+          fromMe: false,
+          type: 'text',
+        },
+      };
+    },
+    async queueDepth(name = config.WEBHOOK_QUEUE_NAME) {
+      const url = await resolveQueueUrl(stack.clients.sqs, name);
+      const result = await stack.clients.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      const a = result.Attributes ?? {};
+      return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+    },
+    async dlqEvents(timeoutMs = 30_000) {
+      const dlqQueues = createQueues({ ...config, WEBHOOK_QUEUE_NAME: config.WEBHOOK_DLQ_NAME }, stack.clients, silentLogger);
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        const received = await dlqQueues.receiveWebhookEvents({ waitSeconds: 1 });
+        if (received.length > 0) return received.map((r) => webhookEventSchema.parse(r.body));
+      }
+      return [];
+    },
+    async cleanUp() {
+      await c.worker?.stop();
+      for (const url of c.urls) await deleteWebhook(table, url);
+    },
+  };
+  return c;
+}
+
+/** Polls `condition` every 200 ms until it holds, or fails after `timeoutMs`. */
+async function until(condition: () => Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Until the webhook queue is empty: every event acked or moved to the DLQ. */
+async function drained(c: Case): Promise<void> {
+  await until(async () => (await c.queueDepth()) === 0, 30_000, 'webhook queue drained');
+}
+
+describe('webhook delivery', () => {
+  it('POSTs exactly the spec payload as JSON with X-Webhook-Id and User-Agent, then acks', async () => {
+    const c = await newCase();
+    const receiver = new Receiver();
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      c.start();
+      const event = c.event(1);
+      await c.queues.sendWebhookEvent(event);
+      await receiver.waitFor((posts) => posts.length === 1);
+      await drained(c);
+
+      const [post] = receiver.posts;
+      expect(post?.body).toEqual(event.payload);
+      expect(Object.keys(post?.body as object).sort()).toEqual(
+        ['accountId', 'chatId', 'from', 'fromMe', 'message', 'messageId', 'timestamp', 'type'],
+      );
+      expect(post?.headers['content-type']).toBe('application/json');
+      expect(post?.headers['x-webhook-id']).toBe(event.eventId);
+      expect(post?.headers['user-agent']).toMatch(/^wa-gateway-webhooks\//);
+      expect(receiver.posts).toHaveLength(1);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
+  it('receiver down, then up: every event arrives exactly once per X-Webhook-Id', async () => {
+    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '5' });
+    const receiver = new Receiver();
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      await receiver.down();
+      c.start();
+      const events = [c.event(1), c.event(2), c.event(3)];
+      for (const event of events) await c.queues.sendWebhookEvent(event);
+      // Down for a while: every event fails at least twice (first attempt and first retry).
+      await receiver.waitFor((_posts, r) => r.refused >= 2 * events.length);
+      await receiver.up();
+      await receiver.waitFor((posts) => events.every((e) => posts.some((p) => p.headers['x-webhook-id'] === e.eventId)));
+      await drained(c);
+      for (const event of events) expect(receiver.countFor(event.eventId)).toBe(1);
+      expect(receiver.posts).toHaveLength(3);
+      for (const post of receiver.posts) expect(Number(post.headers['x-webhook-attempt'])).toBeGreaterThan(2);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
+  it('a receiver that always answers 4xx: the event ends in the DLQ after the configured attempts', async () => {
+    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '3' });
+    const receiver = new Receiver(() => 400);
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      c.start();
+      const event = c.event(1);
+      await c.queues.sendWebhookEvent(event);
+
+      const dead = await c.dlqEvents();
+      expect(dead).toEqual([event]);
+      expect(receiver.countFor(event.eventId)).toBe(3);
+      expect(receiver.posts.map((p) => p.headers['x-webhook-attempt'])).toEqual(['1', '2', '3']);
+      await drained(c);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
+  it('two URLs, one failing for a while: the good one gets the event once, the other on retry', async () => {
+    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '4' });
+    const good = new Receiver();
+    const flaky = new Receiver((_post, count) => (count <= 2 ? 503 : 200));
+    try {
+      await good.up();
+      await flaky.up();
+      await c.register(good.url);
+      await c.register(flaky.url);
+      c.start();
+      const event = c.event(1);
+      await c.queues.sendWebhookEvent(event);
+
+      await flaky.waitFor((posts) => posts.length === 3);
+      await drained(c);
+      expect(good.countFor(event.eventId)).toBe(1);
+      expect(flaky.countFor(event.eventId)).toBe(3);
+      expect(good.posts[0]?.body).toEqual(event.payload);
+    } finally {
+      await c.cleanUp();
+      await good.close();
+      await flaky.close();
+    }
+  });
+
+  it('a receiver slower than the timeout counts as a failure and is retried', async () => {
+    const c = await newCase({ WEBHOOK_TIMEOUT_MS: '300', WEBHOOK_MAX_ATTEMPTS: '3' });
+    const receiver = new Receiver(async (_post, count) => {
+      if (count === 1) await new Promise((resolve) => setTimeout(resolve, 1_500));
+      return 200;
+    });
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      c.start();
+      const event = c.event(1);
+      await c.queues.sendWebhookEvent(event);
+      await receiver.waitFor((posts) => posts.length === 2);
+      await drained(c);
+      expect(receiver.posts.map((p) => p.headers['x-webhook-attempt'])).toEqual(['1', '2']);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
+  it('stop() waits for an in-flight POST to finish and acks it', async () => {
+    const c = await newCase();
+    let release: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const receiver = new Receiver(async () => {
+      await answered;
+      return 200;
+    });
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      c.start();
+      await c.queues.sendWebhookEvent(c.event(1));
+      await receiver.waitFor((posts) => posts.length === 1);
+      const stopping = c.worker!.stop();
+      release();
+      await stopping;
+      expect(await c.queueDepth()).toBe(0);
+    } finally {
+      release();
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+});
+
+describe('retry schedule', () => {
+  it('defaults keep retrying for at least 10 minutes', () => {
+    const defaults = loadConfig({});
+    expect(minimumRetrySpanSeconds(defaults.WEBHOOK_MAX_ATTEMPTS, defaults.WEBHOOK_RETRY_BASE_MS)).toBeGreaterThanOrEqual(600);
+  });
+});
