@@ -1,0 +1,147 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { apiLambdaHandler } from '../../../infra/aws/api.js';
+import { buildLambdaBundle, type LambdaBundle } from '../../../infra/build-lambda.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
+
+/** The artifact the stack deploys: built once here, checked, then invoked in-process. */
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const maxBundleBytes = 1.5 * 1024 * 1024;
+const workdir = mkdtempSync(path.join(tmpdir(), 'wa-gateway-lambda-'));
+let bundle: LambdaBundle;
+let source: string;
+
+beforeAll(async () => {
+  bundle = await buildLambdaBundle(path.join(workdir, 'bundle'));
+  source = readFileSync(bundle.file, 'utf8');
+});
+afterAll(() => rmSync(workdir, { recursive: true, force: true }));
+
+describe('Lambda bundle', () => {
+  it('is one ESM file whose name and export match the function handler setting', () => {
+    const [file, exportName] = apiLambdaHandler.split('.');
+    expect(readdirSync(bundle.outdir)).toEqual([`${file}.mjs`]);
+    expect(source).toMatch(new RegExp(`export\\s*\\{[^}]*\\bas ${exportName}\\b|export\\s*\\{[^}]*\\b${exportName}\\b`));
+  });
+
+  it(`stays under ${maxBundleBytes / 1024 / 1024} MB`, () => {
+    expect(bundle.bytes).toBeLessThan(maxBundleBytes);
+  });
+
+  it("contains none of the connector's dependencies (Baileys, libsignal, sharp, ffmpeg)", () => {
+    for (const marker of ['@whiskeysockets/baileys', 'baileys', 'libsignal', 'Noise_XX_25519', 'sharp', 'ffmpeg', 'protobufjs']) {
+      expect(source.toLowerCase(), marker).not.toContain(marker.toLowerCase());
+    }
+  });
+});
+
+describe('Lambda handler, API Gateway v2 events, against the emulators', () => {
+  let stack: TestStack;
+  let handler: LambdaHandler;
+  const savedEnvironment = { ...process.env };
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    // The bundle reads its configuration from process.env at load, as on Lambda.
+    Object.assign(process.env, stack.env, {
+      LOG_LEVEL: 'silent',
+      TABLE_NAME: stack.config.TABLE_NAME,
+      MEDIA_BUCKET: stack.config.MEDIA_BUCKET,
+      COMMAND_QUEUE_NAME: stack.config.COMMAND_QUEUE_NAME,
+      WEBHOOK_QUEUE_NAME: stack.config.WEBHOOK_QUEUE_NAME,
+      CREATE_RESOURCES: 'false',
+    });
+    const loaded: unknown = await import(pathToFileURL(bundle.file).href);
+    handler = z.object({ handler: z.custom<LambdaHandler>((v) => typeof v === 'function') }).parse(loaded).handler;
+  });
+  afterAll(async () => {
+    process.env = savedEnvironment;
+    await stack?.stop();
+  });
+
+  const invoke = async (method: string, rawPath: string, body?: unknown) => {
+    const result = await handler(httpApiEvent(method, rawPath, body), lambdaContext());
+    const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('utf8') : (result.body ?? '');
+    return { status: result.statusCode, json: JSON.parse(text) as Record<string, unknown> };
+  };
+
+  it('GET /ping: 200 {ok, pong, time}', async () => {
+    const { status, json } = await invoke('GET', '/ping');
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ ok: true, pong: true });
+    expect(Number.isNaN(Date.parse(String(json.time)))).toBe(false);
+  });
+
+  it('account round trip: create 201, get 200, listed, delete 200, then 404 Account not found', async () => {
+    const id = `infra${Date.now().toString(36)}`;
+    const created = await invoke('POST', '/accounts', { id, name: 'Infra test' });
+    expect(created, JSON.stringify(created.json)).toMatchObject({ status: 201 });
+    expect(created.json).toMatchObject({ ok: true, account: { _id: id } });
+
+    const fetched = await invoke('GET', `/accounts/${id}`);
+    expect(fetched.status).toBe(200);
+    expect(fetched.json).toMatchObject({ ok: true, account: { _id: id, name: 'Infra test' } });
+
+    const listed = await invoke('GET', '/accounts');
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.json.accounts)).toContain(`"${id}"`);
+
+    const deleted = await invoke('DELETE', `/accounts/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.json).toMatchObject({ ok: true });
+
+    const gone = await invoke('GET', `/accounts/${id}`);
+    expect(gone).toEqual({ status: 404, json: { ok: false, error: 'Account not found' } });
+  });
+});
+
+function httpApiEvent(method: string, rawPath: string, body?: unknown): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath,
+    rawQueryString: '',
+    headers: {
+      host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'abc123',
+      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      domainPrefix: 'abc123',
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'vitest' },
+      requestId: `req-${Math.random().toString(36).slice(2)}`,
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  };
+}
+
+function lambdaContext(): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'wa-gateway-api',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:wa-gateway-api',
+    memoryLimitInMB: '512',
+    awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
+    logGroupName: '/aws/lambda/wa-gateway-api',
+    logStreamName: '2026/01/01/[$LATEST]abcdef',
+    getRemainingTimeInMillis: () => 29_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
