@@ -44,6 +44,8 @@ export const sendMediaCommandSchema = z.object({
     fileName: z.string().optional(),
     caption: z.string().optional(),
     size: z.number().int().nonnegative(),
+    /** Audio only: send as a voice note. */
+    ptt: z.boolean().optional(),
   }),
 });
 export const sendReactionCommandSchema = z.object({

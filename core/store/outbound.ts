@@ -67,3 +67,26 @@ export function markOutboundSent(table: Table, accountId: string, messageId: str
 export function markOutboundFailed(table: Table, accountId: string, messageId: string, reason: string) {
   return settle(table, accountId, messageId, { ':status': 'failed', ':reason': reason }, 'reason = :reason');
 }
+
+/**
+ * The function gave up waiting: marks a still-pending send failed so that a connector picking
+ * the command up late skips it. False when the connector settled it first (read it again).
+ */
+export async function expireOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: outboundKey(accountId, messageId),
+        UpdateExpression: 'SET #status = :failed, reason = :reason',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':reason': reason },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,138 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { ValidationError } from '../core/errors.js';
+import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '../core/jid.js';
+import { newCommandId } from '../core/ids.js';
+import type { Account } from '../core/schemas/account.js';
+import { deleteAccountData } from '../core/store/account-deletion.js';
+import { createAccount, deleteAccountRecord, getAccount, listAccounts } from '../core/store/accounts.js';
+import { newRouter } from './router.js';
+import type { AppEnv, Services } from './services.js';
+import { accountIdParam, errorBodySchema } from './validation.js';
+
+const createBody = z.object({
+  id: z.string({ error: 'id is required' }).min(1, { error: 'id is required' }),
+  name: z.string({ error: 'name must be a string' }).max(256, { error: 'name must be at most 256 characters' }).optional(),
+  collectionName: z.string({ error: 'collectionName must be a string' }).optional(),
+});
+
+const accountView = z
+  .object({
+    _id: z.string(),
+    name: z.string().optional(),
+    collectionName: z.string(),
+    status: z.string(),
+    createdAt: z.string(),
+    currentStatus: z.string(),
+    hasQR: z.boolean(),
+  })
+  .openapi('Account');
+const createdView = accountView.omit({ currentStatus: true, hasQR: true });
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(errorBodySchema, description);
+
+/** The list/get form of an account (spec 2.1): without internal fields such as lastUpdate. */
+function view(account: Account) {
+  return {
+    _id: account._id,
+    ...(account.name !== undefined ? { name: account.name } : {}),
+    collectionName: account.collectionName,
+    status: account.status,
+    createdAt: account.createdAt,
+    currentStatus: account.currentStatus,
+    hasQR: account.hasQR,
+  };
+}
+
+const create = createRoute({
+  method: 'post',
+  path: '/accounts',
+  summary: 'Create an account and start its connection (QR in the server log)',
+  request: { body: { required: true, content: { 'application/json': { schema: createBody } } } },
+  responses: {
+    201: json(z.object({ ok: z.literal(true), account: createdView }), 'Created'),
+    400: error('id missing or invalid, or already in use'),
+  },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: '/accounts',
+  summary: 'All accounts',
+  responses: { 200: json(z.object({ ok: z.literal(true), accounts: z.array(accountView) }), 'Accounts') },
+});
+
+const get = createRoute({
+  method: 'get',
+  path: '/accounts/{accountId}',
+  summary: 'One account',
+  request: { params: z.object({ accountId: accountIdParam }) },
+  responses: {
+    200: json(z.object({ ok: z.literal(true), account: accountView }), 'The account'),
+    404: error('Account not found'),
+  },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: '/accounts/{accountId}',
+  summary: 'Delete an account with its messages, media and session',
+  request: { params: z.object({ accountId: accountIdParam }) },
+  responses: {
+    200: json(z.object({ ok: z.literal(true), message: z.string() }), 'Deleted'),
+    404: error('Account not found'),
+  },
+});
+
+export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
+  const { table, media, queues } = services;
+  return newRouter()
+    .openapi(create, async (c) => {
+      const body = c.req.valid('json');
+      if (!isValidAccountId(body.id)) throw new ValidationError('id must be 1-64 letters or digits, without spaces');
+      const collectionName = body.collectionName ?? defaultCollectionName(body.id);
+      if (!isValidCollectionName(collectionName)) {
+        throw new ValidationError('collectionName must be 1-128 letters, digits, _ or -');
+      }
+      const account = await createAccount(table, {
+        id: body.id,
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        collectionName,
+        status: 'connecting',
+      });
+      try {
+        await queues.sendCommand({ type: 'connect', accountId: account._id, commandId: newCommandId(), payload: {} });
+      } catch (cause) {
+        // Without its connect command the account would sit in `connecting` forever.
+        await deleteAccountRecord(table, account._id);
+        throw cause;
+      }
+      c.get('log').info({ accountId: account._id }, 'account created');
+      const { currentStatus: _current, hasQR: _hasQR, ...created } = view(account);
+      return c.json({ ok: true as const, account: created }, 201);
+    })
+    .openapi(list, async (c) => {
+      const accounts = await listAccounts(table);
+      return c.json({ ok: true as const, accounts: accounts.map(view) }, 200);
+    })
+    .openapi(get, async (c) => {
+      const account = await getAccount(table, c.req.valid('param').accountId);
+      return c.json({ ok: true as const, account: view(account) }, 200);
+    })
+    .openapi(remove, async (c) => {
+      const account = await getAccount(table, c.req.valid('param').accountId, true);
+      // The connector closes the session and sweeps again for anything written meanwhile.
+      await queues.sendCommand({
+        type: 'delete_account',
+        accountId: account._id,
+        commandId: newCommandId(),
+        payload: { collectionName: account.collectionName },
+      });
+      const counts = await deleteAccountData(table, media, account._id, account.collectionName);
+      c.get('log').info({ accountId: account._id, ...counts }, 'account deleted');
+      return c.json({ ok: true as const, message: `Account ${account._id} deleted` }, 200);
+    });
+}

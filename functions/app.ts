@@ -1,0 +1,43 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { logger as rootLogger } from '../core/logger.js';
+import { accountRoutes } from './accounts.js';
+import { chatRoutes } from './chats.js';
+import { connectionRoutes } from './connection.js';
+import { handleError } from './errors.js';
+import { healthRoutes } from './health.js';
+import { mediaSendRoutes } from './media-sends.js';
+import { messagingRoutes } from './messaging.js';
+import { requestLog } from './request-log.js';
+import { newRouter } from './router.js';
+import { createServices, type AppDeps, type AppEnv } from './services.js';
+import { webhookRoutes } from './webhooks.js';
+
+/**
+ * The HTTP API of spec section 4, the same app on Node (functions/server.ts) and on Lambda
+ * (functions/lambda.ts). Validation failures are shaped by one defaultHook, every other error
+ * by one onError.
+ */
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const logger = deps.logger ?? rootLogger;
+  const services = createServices({ ...deps, logger });
+
+  const app = newRouter();
+
+  app.use(requestLog(logger));
+  app.onError(handleError);
+  app.notFound((c) => c.json({ ok: false, error: 'Not found' }, 404));
+
+  app.route('/', healthRoutes());
+  app.route('/', accountRoutes(services));
+  app.route('/', connectionRoutes(services));
+  app.route('/', messagingRoutes(services));
+  app.route('/', mediaSendRoutes(services));
+  app.route('/', chatRoutes(services));
+  app.route('/', webhookRoutes(services));
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'WhatsApp gateway', version: '2.0.0' },
+  });
+  return app;
+}

@@ -1,0 +1,131 @@
+import { Readable } from 'node:stream';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { NotFoundError, OperationFailedError } from '../core/errors.js';
+import { getStream } from '../core/media-store.js';
+import { messageSchema } from '../core/schemas/message.js';
+import { chatSchema } from '../core/schemas/chat.js';
+import { getAccount } from '../core/store/accounts.js';
+import { listChats } from '../core/store/chats.js';
+import { findMedia } from '../core/store/media.js';
+import { findMessage, listMessages } from '../core/store/messages.js';
+import { newRouter } from './router.js';
+import type { AppEnv, Services } from './services.js';
+import { accountIdParam, chatIdParam, errorBodySchema, messageIdParam, pageQuery } from './validation.js';
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: errorBodySchema } },
+});
+const messageView = messageSchema;
+const chatView = chatSchema;
+
+const chats = createRoute({
+  method: 'get',
+  path: '/accounts/{accountId}/chats',
+  summary: 'Chats, most recent first',
+  request: { params: z.object({ accountId: accountIdParam }), query: pageQuery },
+  responses: {
+    200: {
+      description: 'Chats',
+      content: { 'application/json': { schema: z.object({ ok: z.literal(true), chats: z.array(chatView) }) } },
+    },
+    400: errorResponse('Bad paging'),
+    404: errorResponse('Account not found'),
+  },
+});
+
+const messages = createRoute({
+  method: 'get',
+  path: '/accounts/{accountId}/chats/{chatId}/messages',
+  summary: 'Messages of a chat, newest first',
+  request: { params: z.object({ accountId: accountIdParam, chatId: chatIdParam }), query: pageQuery },
+  responses: {
+    200: {
+      description: 'Messages',
+      content: { 'application/json': { schema: z.object({ ok: z.literal(true), messages: z.array(messageView) }) } },
+    },
+    400: errorResponse('Bad chat id or paging'),
+    404: errorResponse('Account not found'),
+  },
+});
+
+const message = createRoute({
+  method: 'get',
+  path: '/accounts/{accountId}/messages/{messageId}',
+  summary: 'One message',
+  request: { params: z.object({ accountId: accountIdParam, messageId: messageIdParam }) },
+  responses: {
+    200: {
+      description: 'The message',
+      content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: messageView }) } },
+    },
+    404: errorResponse('Account not found / Message not found'),
+  },
+});
+
+const media = createRoute({
+  method: 'get',
+  path: '/accounts/{accountId}/messages/{messageId}/media',
+  summary: 'Download stored media by mediaId (or by the id of a message that has media)',
+  request: { params: z.object({ accountId: accountIdParam, messageId: messageIdParam }) },
+  responses: {
+    200: {
+      description: 'The file, with its Content-Type and Content-Length',
+      content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } },
+    },
+    404: errorResponse('Account not found / Message not found / No media in message'),
+    500: errorResponse('internal_error: the stored file could not be read'),
+  },
+});
+
+/** Header-safe file name for Content-Disposition. */
+function dispositionName(fileName: string): string {
+  return encodeURIComponent(fileName).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export function chatRoutes(services: Services): OpenAPIHono<AppEnv> {
+  const { table } = services;
+  return newRouter()
+    .openapi(chats, async (c) => {
+      const { accountId } = c.req.valid('param');
+      // Both reads at once: the account check adds no latency to the list query.
+      const [, page] = await Promise.all([getAccount(table, accountId), listChats(table, accountId, c.req.valid('query'))]);
+      return c.json({ ok: true as const, chats: page }, 200);
+    })
+    .openapi(messages, async (c) => {
+      const { accountId, chatId } = c.req.valid('param');
+      const [, page] = await Promise.all([
+        getAccount(table, accountId),
+        listMessages(table, accountId, chatId, c.req.valid('query')),
+      ]);
+      return c.json({ ok: true as const, messages: page }, 200);
+    })
+    .openapi(message, async (c) => {
+      const { accountId, messageId } = c.req.valid('param');
+      const [, found] = await Promise.all([getAccount(table, accountId), findMessage(table, accountId, messageId)]);
+      if (!found) throw new NotFoundError('Message not found');
+      return c.json({ ok: true as const, message: found }, 200);
+    })
+    .openapi(media, async (c) => {
+      const { accountId, messageId: id } = c.req.valid('param');
+      const [, byMediaId] = await Promise.all([getAccount(table, accountId), findMedia(table, accountId, id)]);
+      let record = byMediaId;
+      if (!record) {
+        const found = await findMessage(table, accountId, id);
+        if (!found) throw new NotFoundError('Message not found');
+        if (!found.mediaId) throw new NotFoundError('No media in message');
+        record = await findMedia(table, accountId, found.mediaId);
+        if (!record) throw new OperationFailedError('media record missing for the message');
+      }
+      const object = await getStream(services.media, record.s3Key).catch((cause: unknown) => {
+        throw new OperationFailedError('stored media could not be read', { cause });
+      });
+      if (!object) throw new OperationFailedError('stored media file is missing');
+      const headers: Record<string, string> = { 'Content-Type': record.mimetype || object.contentType };
+      const length = object.contentLength ?? record.size;
+      if (length !== undefined) headers['Content-Length'] = String(length);
+      if (record.fileName) headers['Content-Disposition'] = `inline; filename*=UTF-8''${dispositionName(record.fileName)}`;
+      const body = Readable.toWeb(object.body) as ReadableStream<Uint8Array>;
+      return c.body(body, 200, headers);
+    });
+}

@@ -1,0 +1,183 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { OperationFailedError, ValidationError } from '../core/errors.js';
+import { assertJid, isValidMessageId } from '../core/jid.js';
+import { getAccount } from '../core/store/accounts.js';
+import { findMessage } from '../core/store/messages.js';
+import { newRouter } from './router.js';
+import { sendAndWait } from './send-wait.js';
+import type { AppEnv, Services } from './services.js';
+import { accountIdParam, errorBodySchema, requiredString } from './validation.js';
+
+/** WhatsApp's own limit; the spec answers longer text with `internal_error`. */
+export const MAX_TEXT_LENGTH = 4096;
+
+const params = z.object({ accountId: accountIdParam });
+
+const textBody = z.object({
+  to: requiredString('to and message are required'),
+  message: requiredString('to and message are required'),
+});
+const replyBody = z.object({
+  to: requiredString('to, message and quotedMessageId are required'),
+  message: requiredString('to, message and quotedMessageId are required'),
+  quotedMessageId: requiredString('to, message and quotedMessageId are required'),
+  chatId: z.string({ error: 'chatId must be a string' }).optional(),
+});
+const reactBody = z.object({
+  to: requiredString('to, messageId and emoji are required'),
+  messageId: requiredString('to, messageId and emoji are required'),
+  emoji: requiredString('to, messageId and emoji are required'),
+});
+const deleteBody = z.object({
+  to: requiredString('to and messageId are required'),
+  messageId: requiredString('to and messageId are required'),
+});
+
+const errors = {
+  400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
+  404: { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } },
+  500: { description: 'internal_error: not connected, rejected or timed out', content: { 'application/json': { schema: errorBodySchema } } },
+};
+const sentResponse = {
+  description: 'Sent',
+  content: { 'application/json': { schema: z.object({ ok: z.literal(true), messageId: z.string() }) } },
+};
+const messageResponse = {
+  description: 'Done',
+  content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: z.string() }) } },
+};
+
+const jsonBody = <T extends z.ZodType>(schema: T) => ({
+  body: { required: true, content: { 'application/json': { schema } } },
+  params,
+});
+
+const sendText = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/message/send',
+  summary: 'Send a text message',
+  request: jsonBody(textBody),
+  responses: { 200: sentResponse, ...errors },
+});
+const reply = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/message/reply',
+  summary: 'Reply to (quote) a message',
+  request: jsonBody(replyBody),
+  responses: { 200: sentResponse, ...errors },
+});
+const react = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/message/react',
+  summary: 'React to a message with an emoji',
+  request: jsonBody(reactBody),
+  responses: { 200: messageResponse, ...errors },
+});
+const remove = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/message/delete',
+  summary: 'Delete a sent message for everyone',
+  request: jsonBody(deleteBody),
+  responses: { 200: messageResponse, ...errors },
+});
+
+function assertMessageId(id: string, field: string): string {
+  if (!isValidMessageId(id)) throw new ValidationError(`${field} must be a message id (letters and digits)`);
+  return id;
+}
+
+function assertTextLength(text: string): void {
+  if (text.length > MAX_TEXT_LENGTH) {
+    throw new OperationFailedError(`message is longer than ${MAX_TEXT_LENGTH} characters`);
+  }
+}
+
+const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+const PICTOGRAPHIC = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+/** One grapheme that is an emoji (flags, skin tones and ZWJ sequences count as one). */
+export function isSingleEmoji(value: string): boolean {
+  const graphemes = [...segmenter.segment(value)];
+  return graphemes.length === 1 && PICTOGRAPHIC.test(value);
+}
+
+export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
+  const { table } = services;
+  return newRouter()
+    .openapi(sendText, async (c) => {
+      const body = c.req.valid('json');
+      const to = assertJid(body.to, 'to');
+      const account = await getAccount(table, c.req.valid('param').accountId);
+      assertTextLength(body.message);
+      const messageId = await sendAndWait(
+        services,
+        account,
+        (ids) => ({
+          type: 'send_text',
+          accountId: account._id,
+          commandId: ids.commandId,
+          payload: { messageId: ids.messageId, to, text: body.message },
+        }),
+        c.req.raw.signal,
+      );
+      return c.json({ ok: true as const, messageId }, 200);
+    })
+    .openapi(reply, async (c) => {
+      const body = c.req.valid('json');
+      const to = assertJid(body.to, 'to');
+      const quotedMessageId = assertMessageId(body.quotedMessageId, 'quotedMessageId');
+      const givenChatId = body.chatId !== undefined ? assertJid(body.chatId, 'chatId') : undefined;
+      const account = await getAccount(table, c.req.valid('param').accountId);
+      assertTextLength(body.message);
+      // The chat of the quoted message when stored; otherwise the recipient's own chat.
+      const chatId = givenChatId ?? (await findMessage(table, account._id, quotedMessageId))?.chatId ?? to;
+      const messageId = await sendAndWait(
+        services,
+        account,
+        (ids) => ({
+          type: 'send_reply',
+          accountId: account._id,
+          commandId: ids.commandId,
+          payload: { messageId: ids.messageId, to, chatId, text: body.message, quotedMessageId },
+        }),
+        c.req.raw.signal,
+      );
+      return c.json({ ok: true as const, messageId }, 200);
+    })
+    .openapi(react, async (c) => {
+      const body = c.req.valid('json');
+      const to = assertJid(body.to, 'to');
+      const targetMessageId = assertMessageId(body.messageId, 'messageId');
+      if (!isSingleEmoji(body.emoji)) throw new ValidationError('emoji must be a single emoji');
+      const account = await getAccount(table, c.req.valid('param').accountId);
+      await sendAndWait(
+        services,
+        account,
+        (ids) => ({
+          type: 'send_reaction',
+          accountId: account._id,
+          commandId: ids.commandId,
+          payload: { messageId: ids.messageId, to, targetMessageId, emoji: body.emoji },
+        }),
+        c.req.raw.signal,
+      );
+      return c.json({ ok: true as const, message: 'Reaction sent' }, 200);
+    })
+    .openapi(remove, async (c) => {
+      const body = c.req.valid('json');
+      const to = assertJid(body.to, 'to');
+      const targetMessageId = assertMessageId(body.messageId, 'messageId');
+      const account = await getAccount(table, c.req.valid('param').accountId);
+      await sendAndWait(
+        services,
+        account,
+        (ids) => ({
+          type: 'delete_message',
+          accountId: account._id,
+          commandId: ids.commandId,
+          payload: { messageId: ids.messageId, to, targetMessageId },
+        }),
+        c.req.raw.signal,
+      );
+      return c.json({ ok: true as const, message: 'Message deleted for everyone' }, 200);
+    });
+}

@@ -1,0 +1,16 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { validationFailure } from './errors.js';
+import type { AppEnv } from './services.js';
+
+/**
+ * A sub-app whose validation failures become the spec's error body: the first issue's message
+ * (the schemas carry the spec's exact strings), 400, or 404 for an id that cannot exist.
+ */
+export function newRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) return validationFailure(c, result.error.issues[0]?.message ?? 'Invalid request');
+      return undefined;
+    },
+  });
+}

@@ -1,0 +1,62 @@
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { serve, type ServerType } from '@hono/node-server';
+import { createClients, destroyClients } from '../core/aws.js';
+import { loadConfig } from '../core/config.js';
+import { logger as rootLogger } from '../core/logger.js';
+import { ensureResources } from '../core/resources.js';
+import { createApp } from './app.js';
+import type { AppDeps } from './services.js';
+
+export interface ApiServer {
+  url: string;
+  port: number;
+  /** Stops accepting connections and waits for requests in flight to finish. */
+  close(): Promise<void>;
+}
+
+/** Serves the app on Node (port 0 picks a free port). */
+export async function startApiServer(
+  deps: AppDeps & { port: number; host: string },
+): Promise<ApiServer> {
+  const app = createApp(deps);
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: deps.port, hostname: deps.host }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${deps.host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Idle keep-alive sockets would hold close() open; busy ones finish their request.
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      }),
+  };
+}
+
+/** `npx tsx functions/server.ts`: the API alone, against whatever AWS the environment names. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const clients = createClients(config);
+  if (config.CREATE_RESOURCES) await ensureResources(config, clients);
+  const api = await startApiServer({ config, clients, logger: rootLogger, port: config.PORT, host: config.HOST });
+  rootLogger.info({ url: api.url }, 'API listening');
+  const stop = async (signal: string) => {
+    rootLogger.info({ signal }, 'stopping API');
+    await api.close();
+    destroyClients(clients);
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    rootLogger.fatal({ err: error }, 'API failed to start');
+    process.exit(1);
+  });
+}

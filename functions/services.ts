@@ -1,0 +1,39 @@
+import type { AwsClients } from '../core/aws.js';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import { mediaStoreOf, type MediaStore } from '../core/media-store.js';
+import { createQueues, type Queues } from '../core/queues.js';
+import { tableOf, type Table } from '../core/store/table.js';
+
+/** What the HTTP app needs, built once per process (per Lambda container). */
+export interface AppDeps {
+  config: Config;
+  clients: AwsClients;
+  logger?: Logger;
+}
+
+export interface Services {
+  config: Config;
+  table: Table;
+  media: MediaStore;
+  queues: Queues;
+  log: Logger;
+}
+
+export function createServices(deps: AppDeps & { logger: Logger }): Services {
+  return {
+    config: deps.config,
+    table: tableOf(deps.config, deps.clients),
+    media: mediaStoreOf(deps.config, deps.clients),
+    queues: createQueues(deps.config, deps.clients, deps.logger),
+    log: deps.logger,
+  };
+}
+
+/** Hono context variables set by the request middleware. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    log: Logger;
+  };
+}

@@ -1,0 +1,64 @@
+import { z } from '@hono/zod-openapi';
+import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN, normalizeJid } from '../core/jid.js';
+
+/**
+ * Schemas shared by the routes. Error messages are the client-facing strings (the app's
+ * defaultHook answers with the first one), so they follow spec.md and DESIGN.md exactly.
+ */
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 50;
+/** DynamoDB has no offset: skipped items are read and dropped, so skip is bounded. */
+export const MAX_SKIP = 10_000;
+
+export const accountIdParam = z
+  .string()
+  .regex(ACCOUNT_ID_PATTERN, { error: 'Account not found' })
+  .openapi({ param: { name: 'accountId', in: 'path' }, example: 'sales1' });
+
+export const messageIdParam = z
+  .string()
+  .regex(MESSAGE_ID_PATTERN, { error: 'Message not found' })
+  .openapi({ param: { name: 'messageId', in: 'path' }, example: '3EB0C0FFEE' });
+
+export const chatIdParam = z
+  .string()
+  .transform((value, ctx) => {
+    const jid = normalizeJid(value);
+    if (!jid) {
+      ctx.addIssue({ code: 'custom', message: 'chatId must be a valid JID' });
+      return z.NEVER;
+    }
+    return jid;
+  })
+  .openapi({ param: { name: 'chatId', in: 'path' }, example: '15551234567@s.whatsapp.net', type: 'string' });
+
+const pageNumber = (name: string, min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    })
+    .openapi({ param: { name, in: 'query' }, type: 'integer' });
+
+export const pageQuery = z.object({
+  limit: pageNumber('limit', 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE),
+  skip: pageNumber('skip', 0, MAX_SKIP, 0),
+});
+
+/**
+ * A required, non-empty string field whose absence yields `message` (the spec groups missing
+ * fields into one message, e.g. `to and message are required`).
+ */
+export const requiredString = (message: string) =>
+  z.string({ error: message }).refine((value) => value.trim().length > 0, { error: message });
+
+export const errorBodySchema = z
+  .object({ ok: z.literal(false), error: z.string(), detail: z.string().optional() })
+  .openapi('Error');

@@ -1,0 +1,40 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { isHttpUrl } from '../core/schemas/webhook.js';
+import { registerWebhook } from '../core/store/webhooks.js';
+import { newRouter } from './router.js';
+import type { AppEnv, Services } from './services.js';
+import { errorBodySchema } from './validation.js';
+
+const INVALID_URL = 'url must be a valid http or https URL';
+/** Long enough for any sensible endpoint, short enough for a DynamoDB sort key. */
+const MAX_URL_LENGTH = 2048;
+
+const body = z.object({
+  url: z
+    .string({ error: INVALID_URL })
+    .max(MAX_URL_LENGTH, { error: INVALID_URL })
+    .refine(isHttpUrl, { error: INVALID_URL }),
+});
+const registered = z.object({ ok: z.literal(true), url: z.string(), created: z.boolean() });
+
+const register = createRoute({
+  method: 'post',
+  path: '/webhooks',
+  summary: 'Register a URL that receives inbound messages',
+  request: { body: { required: true, content: { 'application/json': { schema: body } } } },
+  responses: {
+    201: { description: 'A new URL', content: { 'application/json': { schema: registered } } },
+    200: { description: 'Already registered', content: { 'application/json': { schema: registered } } },
+    400: { description: INVALID_URL, content: { 'application/json': { schema: errorBodySchema } } },
+  },
+});
+
+export function webhookRoutes(services: Services): OpenAPIHono<AppEnv> {
+  return newRouter().openapi(register, async (c) => {
+    const { url } = c.req.valid('json');
+    const { created } = await registerWebhook(services.table, url);
+    return created
+      ? c.json({ ok: true as const, url, created }, 201)
+      : c.json({ ok: true as const, url, created }, 200);
+  });
+}

@@ -1,0 +1,71 @@
+import { createQueues } from '../../core/queues.js';
+import type { Command } from '../../core/schemas/command.js';
+import { markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
+import { tableOf } from '../../core/store/table.js';
+import type { TestStack } from './test-stack.js';
+import { silentLogger } from './test-stack.js';
+
+export type Outcome = { outcome: 'sent' } | { outcome: 'failed'; reason: string } | { outcome: 'ignore' };
+
+export interface FakeConnector {
+  /** Every command received so far, in order. */
+  commands: Command[];
+  /** Resolves with the first received command matching `predicate` (polls with a deadline). */
+  waitFor(predicate: (command: Command) => boolean, timeoutMs?: number): Promise<Command>;
+  stop(): Promise<void>;
+}
+
+const SEND_TYPES = new Set(['send_text', 'send_reply', 'send_media', 'send_reaction', 'delete_message']);
+
+/**
+ * Plays the connector's part in API tests: consumes the command queue and settles each send's
+ * outbound record as `decide` says (default: sent). Non-send commands are only recorded.
+ */
+export function startFakeConnector(
+  stack: TestStack,
+  decide: (command: Command) => Outcome = () => ({ outcome: 'sent' }),
+): FakeConnector {
+  const queues = createQueues(stack.config, stack.clients, silentLogger);
+  const table = tableOf(stack.config, stack.clients);
+  const commands: Command[] = [];
+  const abort = new AbortController();
+
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      const received = await queues
+        .receiveCommands({ waitSeconds: 1, abortSignal: abort.signal })
+        .catch((error: unknown) => {
+          if (abort.signal.aborted) return [];
+          throw error;
+        });
+      for (const message of received) {
+        const command = message.body;
+        commands.push(command);
+        if (SEND_TYPES.has(command.type) && 'messageId' in command.payload) {
+          const decision = decide(command);
+          const messageId = command.payload.messageId;
+          if (decision.outcome === 'sent') await markOutboundSent(table, command.accountId, messageId);
+          if (decision.outcome === 'failed') await markOutboundFailed(table, command.accountId, messageId, decision.reason);
+        }
+        await queues.ackCommand(message.receiptHandle);
+      }
+    }
+  })();
+
+  return {
+    commands,
+    async waitFor(predicate, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = commands.find(predicate);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error('fake connector: expected command not received');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async stop() {
+      abort.abort();
+      await loop.catch(() => undefined);
+    },
+  };
+}

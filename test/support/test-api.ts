@@ -1,0 +1,24 @@
+import { startApiServer, type ApiServer } from '../../functions/server.js';
+import { silentLogger, type TestStack } from './test-stack.js';
+
+/** The API on a free loopback port against the stack; `call` sends JSON and parses the answer. */
+export async function startTestApi(stack: TestStack): Promise<ApiServer & { call: typeof call }> {
+  const api = await startApiServer({ config: stack.config, clients: stack.clients, logger: silentLogger, port: 0, host: '127.0.0.1' });
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(`${api.url}${path}`, init);
+    const text = await response.text();
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      throw new Error(`${method} ${path}: not JSON (${response.status}): ${text.slice(0, 200)}`);
+    }
+    return { status: response.status, body: json, headers: response.headers };
+  }
+  return { ...api, call };
+}
