@@ -20,8 +20,13 @@ export function sandboxSocketOptions(descriptor: SandboxDescriptor): Pick<UserFa
   return { waWebSocketUrl: descriptor.wsUrl, fetchAgent: new HttpsAgent({ ca }) };
 }
 
-/** Options for `downloadMediaMessage(msg, type, {options})` / `downloadContentFromMessage(..., {options})`. */
-export function sandboxMediaDownloadOptions(descriptor: SandboxDescriptor): { dispatcher: UndiciAgent } {
+/**
+ * The fetch options for `downloadMediaMessage(msg, type, {options})` and
+ * `downloadContentFromMessage(..., {options})`: an undici dispatcher that trusts the media CA.
+ */
+export function sandboxMediaDownloadOptions(descriptor: SandboxDescriptor): RequestInit {
   const ca = readFileSync(descriptor.mediaCaFile, 'utf8');
-  return { dispatcher: new UndiciAgent({ connect: { ca } }) };
+  // Node's fetch takes an undici dispatcher; the undici package and Node's bundled undici-types
+  // declare the Dispatcher class separately, so the types do not line up although it works.
+  return { dispatcher: new UndiciAgent({ connect: { ca } }) } as unknown as RequestInit;
 }

@@ -42,6 +42,17 @@ export async function waitFor<T>(check: () => T | undefined | false, what: strin
   }
 }
 
+/** Like waitFor, for checks that must await (e.g. an HTTP call to the control API). */
+export async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 export interface ClientOptions {
   /** Reconnect after any close except logout (515 restarts are always followed). Default true. */
   autoReconnect?: boolean;
@@ -56,6 +67,8 @@ export class SandboxClient {
   sock: WASocket | undefined;
   readonly auth: AuthenticationState;
   readonly messages: WAMessage[] = [];
+  /** How each message id arrived: 'notify' (live) or 'append' (offline backlog, history). */
+  readonly upsertTypes = new Map<string, string>();
   readonly updates: WAMessageUpdate[] = [];
   readonly closeCodes: number[] = [];
   readonly errors: LogEntry[] = [];
@@ -105,7 +118,10 @@ export class SandboxClient {
     });
     this.sock = sock;
     sock.ev.on('creds.update', (update) => Object.assign(this.auth.creds, update));
-    sock.ev.on('messages.upsert', ({ messages }) => this.messages.push(...messages));
+    sock.ev.on('messages.upsert', ({ messages, type }) => {
+      for (const m of messages) if (m.key.id) this.upsertTypes.set(m.key.id, type);
+      this.messages.push(...messages);
+    });
     sock.ev.on('messages.update', (updates) => this.updates.push(...updates));
     sock.ev.on('connection.update', ({ connection, qr, lastDisconnect }) => {
       if (qr) this.qr = qr;

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DisconnectReason } from '@whiskeysockets/baileys';
+import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
+import { linkClient, waitFor, type SandboxClient } from './support/sandbox-client.js';
+
+describe('sandbox: offline delivery and kicks', () => {
+  let sandbox: RunningSandbox;
+  let alice: SandboxClient;
+  let bob: SandboxClient;
+
+  const kick = async (phone: string, device: number, kind: string) => {
+    const res = await fetch(`${sandbox.descriptor.controlUrl}/kick`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ phone, device, kind }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { ok: boolean; kicked: boolean; unlinked: boolean };
+  };
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    alice = await linkClient(sandbox, '15550004001');
+    bob = await linkClient(sandbox, '15550004002');
+  });
+
+  afterAll(async () => {
+    await Promise.all([alice?.stop(), bob?.stop()]);
+    await sandbox?.stop();
+  });
+
+  it('queues a message for an offline device and delivers it on reconnect with offline="1"', async () => {
+    await bob.stop();
+    const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'while you were away' });
+    const opens = bob.openCount;
+    bob.start();
+    await bob.waitForOpen(opens + 1);
+    const got = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'queued message');
+    expect(got.message?.conversation ?? got.message?.extendedTextMessage?.text).toBe('while you were away');
+    expect(bob.upsertTypes.get(sent!.key.id!)).toBe('append');
+  });
+
+  it.each([
+    ['restart', DisconnectReason.restartRequired],
+    ['conflict', DisconnectReason.connectionReplaced],
+    ['end', DisconnectReason.connectionClosed],
+  ])('kick %s closes the client with %i and it reconnects', async (kind, code) => {
+    const opens = alice.openCount;
+    const closes = alice.closeCodes.length;
+    expect((await kick('15550004001', 1, kind)).kicked).toBe(true);
+    await waitFor(() => alice.closeCodes.length > closes, 'the close');
+    expect(alice.closeCodes[closes]).toBe(code);
+    await alice.waitForOpen(opens + 1);
+    const sent = await bob.sock!.sendMessage(alice.userJid, { text: `after ${kind}` });
+    await alice.waitForMessage((m) => m.key.id === sent!.key.id, `message after ${kind}`);
+  });
+
+  it('kick logout closes with 401, the device is unlinked and the client does not reconnect', async () => {
+    const opens = bob.openCount;
+    const closes = bob.closeCodes.length;
+    expect(await kick('15550004002', 1, 'logout')).toMatchObject({ kicked: true, unlinked: true });
+    await waitFor(() => bob.closeCodes.length > closes, 'the close');
+    expect(bob.closeCodes[closes]).toBe(DisconnectReason.loggedOut);
+    const info = (await (await fetch(`${sandbox.descriptor.controlUrl}/phones/15550004002`)).json()) as { devices: unknown[] };
+    expect(info.devices).toEqual([]);
+    expect(bob.openCount).toBe(opens);
+
+    const refusedAt = bob.closeCodes.length;
+    bob.start();
+    await waitFor(() => bob.closeCodes.length > refusedAt, 'the refused login');
+    expect(bob.closeCodes[refusedAt]).toBe(DisconnectReason.loggedOut);
+    expect(bob.openCount).toBe(opens);
+  });
+
+  it('logs no Baileys errors beyond the expected stream errors', () => {
+    expect(alice.unexpectedErrors).toEqual([]);
+    expect(bob.unexpectedErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,52 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+
+describe('sandbox: restart with a data directory', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-restart-'));
+  let sandbox: RunningSandbox | undefined;
+  const clients: SandboxClient[] = [];
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.stop()));
+    await sandbox?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps linked devices logged in and delivers what was queued', async () => {
+    sandbox = await startSandbox({ port: 0, dataDir });
+    const written = JSON.parse(readFileSync(join(dataDir, 'sandbox.json'), 'utf8')) as unknown;
+    expect(written).toEqual(sandbox.descriptor);
+    expect(sandbox.descriptor.rootPublicKey).toMatch(/^[0-9a-f]{64}$/);
+
+    const alice = await linkClient(sandbox, '15550006001');
+    const bob = await linkClient(sandbox, '15550006002');
+    clients.push(alice, bob);
+    await bob.stop();
+    const queued = await alice.sock!.sendMessage(bob.userJid, { text: 'survives a restart' });
+    await alice.stop();
+    await sandbox.stop();
+
+    sandbox = await startSandbox({ port: 0, dataDir });
+    const aliceOpens = alice.openCount;
+    const bobOpens = bob.openCount;
+    alice.qr = undefined;
+    bob.qr = undefined;
+    alice.start(sandbox.descriptor);
+    bob.start(sandbox.descriptor);
+    await alice.waitForOpen(aliceOpens + 1);
+    await bob.waitForOpen(bobOpens + 1);
+    expect(alice.qr).toBeUndefined();
+    expect(bob.qr).toBeUndefined();
+
+    const got = await bob.waitForMessage((m) => m.key.id === queued!.key.id, 'the queued message');
+    expect(got.message?.conversation ?? got.message?.extendedTextMessage?.text).toBe('survives a restart');
+    const reply = await bob.sock!.sendMessage(alice.userJid, { text: 'after restart' });
+    await alice.waitForMessage((m) => m.key.id === reply!.key.id, 'a message after restart');
+    expect(alice.unexpectedErrors).toEqual([]);
+    expect(bob.unexpectedErrors).toEqual([]);
+  });
+});
