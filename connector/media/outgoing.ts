@@ -8,7 +8,8 @@
  * - video: MP4 sent as is, anything else (WebM) re-encoded to MP4; thumbnail from the first
  *   frame (ffmpeg, then sharp), width/height and `seconds`.
  * - audio: always converted to OGG/Opus (mono, 48 kHz, libopus) and sent as a voice note:
- *   `ptt: true`, mimetype `audio/ogg; codecs=opus`, `seconds` from the Ogg granule position.
+ *   `ptt: true`, mimetype `audio/ogg; codecs=opus`, `seconds` from the Ogg granule position,
+ *   and the 64-bar `waveform` phones draw.
  * - document: sent as is, `mimetype` and `fileName` kept, `caption` when given.
  *
  * `source` is a Readable (e.g. the S3 object stream) or a path to a file the caller owns.
@@ -24,6 +25,7 @@ import { convertToVoiceNote, VOICE_NOTE_MIMETYPE } from './audio.js';
 import { openDetachedReadStream, spoolToFile, withTempDir } from './temp-files.js';
 import { imageThumbnail, videoThumbnail } from './thumbnails.js';
 import { convertToMp4, needsVideoConversion, PLAYABLE_VIDEO_MIMETYPE } from './video.js';
+import { voiceNoteWaveform } from './waveform.js';
 
 export type OutgoingMediaKind = 'image' | 'video' | 'audio' | 'document';
 
@@ -71,12 +73,17 @@ export async function buildOutgoingMediaContent(media: OutgoingMedia): Promise<A
       return withLocalFile(media.source, 'audio', async (path, dir) => {
         const voiceNotePath = join(dir, 'voice.ogg');
         const { seconds } = await convertToVoiceNote(path, voiceNotePath);
-        return {
+        const waveform = await voiceNoteWaveform(voiceNotePath, join(dir, 'voice.pcm'));
+        // Baileys copies `waveform` into the audioMessage (as its own computation would) but
+        // does not declare it on AnyMessageContent; a variable, unlike a literal, may carry it.
+        const content = {
           audio: { stream: await openDetachedReadStream(voiceNotePath) },
           mimetype: VOICE_NOTE_MIMETYPE,
           ptt: true,
           seconds,
+          waveform,
         };
+        return content;
       });
   }
 }

@@ -40,6 +40,9 @@ describe('buildOutgoingMediaContent: audio becomes a voice note', () => {
     const content = await buildOutgoingMediaContent({ kind: 'audio', source: createReadStream(wav), mimetype: 'audio/wav' });
 
     expect(content).toMatchObject({ ptt: true, mimetype: 'audio/ogg; codecs=opus', seconds: 3 });
+    const waveform = (content as { waveform?: Uint8Array }).waveform;
+    expect(waveform).toHaveLength(64);
+    expect(Math.max(...(waveform ?? []))).toBe(100);
     const bytes = await readAll(uploadStream((content as { audio: unknown }).audio));
     expectOggOpus(bytes);
     const opusHead = bytes.indexOf('OpusHead');
