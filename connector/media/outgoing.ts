@@ -1,15 +1,15 @@
 /**
  * Outgoing media: turns an uploaded file into the Baileys content of a media message.
  *
- *   buildOutgoingMediaContent({ kind, source, mimetype, fileName?, caption? })
+ *   buildOutgoingMediaContent({ kind, source, mimetype, fileName?, caption?, ptt? })
  *     -> Promise<AnyMessageContent>      (pass it to sock.sendMessage(jid, content))
  *
  * - image: sent as is, with a 32 px JPEG `jpegThumbnail` (sharp) and its width/height.
  * - video: MP4 sent as is, anything else (WebM) re-encoded to MP4; thumbnail from the first
  *   frame (ffmpeg, then sharp), width/height and `seconds`.
- * - audio: always converted to OGG/Opus (mono, 48 kHz, libopus) and sent as a voice note:
- *   `ptt: true`, mimetype `audio/ogg; codecs=opus`, `seconds` from the Ogg granule position,
- *   and the 64-bar `waveform` phones draw.
+ * - audio: always converted to OGG/Opus (mono, 48 kHz, libopus), mimetype
+ *   `audio/ogg; codecs=opus`, `seconds` from the Ogg granule position and the 64-bar
+ *   `waveform` phones draw; sent as a voice note (`ptt: true`) unless `ptt: false` is given.
  * - document: sent as is, `mimetype` and `fileName` kept, `caption` when given.
  *
  * `source` is a Readable (e.g. the S3 object stream) or a path to a file the caller owns.
@@ -35,6 +35,8 @@ export interface OutgoingMedia {
   mimetype: string;
   fileName?: string;
   caption?: string;
+  /** Audio only: false sends a plain audio file (still OGG/Opus) instead of a voice note. */
+  ptt?: boolean;
 }
 
 export async function buildOutgoingMediaContent(media: OutgoingMedia): Promise<AnyMessageContent> {
@@ -79,7 +81,7 @@ export async function buildOutgoingMediaContent(media: OutgoingMedia): Promise<A
         const content = {
           audio: { stream: await openDetachedReadStream(voiceNotePath) },
           mimetype: VOICE_NOTE_MIMETYPE,
-          ptt: true,
+          ptt: media.ptt ?? true,
           seconds,
           waveform,
         };

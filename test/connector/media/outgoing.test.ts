@@ -60,6 +60,14 @@ describe('buildOutgoingMediaContent: audio becomes a voice note', () => {
     await expect(readFile(mp3)).resolves.toBeInstanceOf(Buffer);
   });
 
+  it('sends plain audio (still OGG/Opus) when ptt is false', async () => {
+    const wav = join(fixtures.dir, 'plain.wav');
+    await generateTone(wav, 1);
+    const content = await buildOutgoingMediaContent({ kind: 'audio', source: wav, mimetype: 'audio/wav', ptt: false });
+    expect(content).toMatchObject({ ptt: false, mimetype: 'audio/ogg; codecs=opus', seconds: 1 });
+    expectOggOpus(await readAll(uploadStream((content as { audio: unknown }).audio)));
+  });
+
   it('removes its temp directory once the content is built', async () => {
     const wav = join(fixtures.dir, 'short.wav');
     await generateTone(wav, 1);
