@@ -40,6 +40,7 @@ export async function startApiServer(
 /** `npx tsx functions/server.ts`: the API alone, against whatever AWS the environment names. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  rootLogger.level = config.LOG_LEVEL;
   const clients = createClients(config);
   if (config.CREATE_RESOURCES) await ensureResources(config, clients);
   const api = await startApiServer({ config, clients, logger: rootLogger, port: config.PORT, host: config.HOST });

@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateAccountStatus } from '../../core/store/accounts.js';
+import { findOutbound } from '../../core/store/outbound.js';
+import { putMessage } from '../../core/store/messages.js';
+import { tableOf, type Table } from '../../core/store/table.js';
+import type { Command } from '../../core/schemas/command.js';
+import { startFakeConnector, type FakeConnector, type Outcome } from '../support/fake-connector.js';
+import { startTestApi } from '../support/test-api.js';
+import { startTestStack, type TestStack } from '../support/test-stack.js';
+
+const TO = '15551234567@s.whatsapp.net';
+/** Recipients the fake connector treats specially. */
+const FAILING_TO = '15550000000@s.whatsapp.net';
+const SILENT_TO = '15559999999@s.whatsapp.net';
+
+let stack: TestStack;
+let api: Awaited<ReturnType<typeof startTestApi>>;
+let connector: FakeConnector;
+let table: Table;
+let counter = 0;
+
+function decide(command: Command): Outcome {
+  const to = 'to' in command.payload ? command.payload.to : '';
+  if (to === FAILING_TO) return { outcome: 'failed', reason: 'recipient is not on WhatsApp' };
+  if (to === SILENT_TO) return { outcome: 'ignore' };
+  return { outcome: 'sent' };
+}
+
+/** A fresh account, connected unless told otherwise. */
+async function account(connected = true): Promise<string> {
+  const id = `msg${Date.now().toString(36)}${counter++}`;
+  expect((await api.call('POST', '/accounts', { id })).status).toBe(201);
+  if (connected) await updateAccountStatus(table, id, { status: 'connected' });
+  return id;
+}
+
+beforeAll(async () => {
+  stack = await startTestStack({ overrides: { SEND_TIMEOUT_MS: '1500' } });
+  table = tableOf(stack.config, stack.clients);
+  api = await startTestApi(stack);
+  connector = startFakeConnector(stack, decide);
+});
+afterAll(async () => {
+  await connector?.stop();
+  await api?.close();
+  await stack?.stop();
+});
+
+describe('POST /accounts/:id/message/send', () => {
+  it('sent by the connector: 200 {ok, messageId} and a send_text command with that id', async () => {
+    const id = await account();
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: TO, message: 'Hi 👋\nthere' });
+    expect(status).toBe(200);
+    expect(Object.keys(body).sort()).toEqual(['messageId', 'ok']);
+    expect(body.messageId).toMatch(/^3EB0[0-9A-F]{36}$/);
+    const command = await connector.waitFor((c) => c.type === 'send_text' && c.accountId === id);
+    expect(command.payload).toEqual({ messageId: body.messageId, to: TO, text: 'Hi 👋\nthere' });
+    expect(await findOutbound(table, id, String(body.messageId))).toMatchObject({ status: 'sent' });
+  });
+
+  it('missing to or message: 400 to and message are required', async () => {
+    const id = await account();
+    for (const payload of [{ to: TO }, { message: 'x' }, {}, { to: TO, message: '' }, { to: 5, message: 'x' }]) {
+      expect(await api.call('POST', `/accounts/${id}/message/send`, payload)).toMatchObject({
+        status: 400,
+        body: { ok: false, error: 'to and message are required' },
+      });
+    }
+  });
+
+  it('a malformed JID: 400 naming the field', async () => {
+    const id = await account();
+    for (const to of ['+15551234567', '1555 1234567@s.whatsapp.net', 'abc@g.us']) {
+      expect(await api.call('POST', `/accounts/${id}/message/send`, { to, message: 'x' })).toMatchObject({
+        status: 400,
+        body: { ok: false, error: 'to must be a valid JID' },
+      });
+    }
+  });
+
+  it('a group JID is accepted', async () => {
+    const id = await account();
+    const { status } = await api.call('POST', `/accounts/${id}/message/send`, {
+      to: '15551234567-1600000000@g.us',
+      message: 'hello group',
+    });
+    expect(status).toBe(200);
+  });
+
+  it('failed at the network: 500 internal_error with the reason as detail', async () => {
+    const id = await account();
+    expect(await api.call('POST', `/accounts/${id}/message/send`, { to: FAILING_TO, message: 'x' })).toMatchObject({
+      status: 500,
+      body: { ok: false, error: 'internal_error', detail: 'recipient is not on WhatsApp' },
+    });
+  });
+
+  it('account not connected: 500 internal_error at once, nothing enqueued', async () => {
+    const id = await account(false);
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: TO, message: 'x' });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ ok: false, error: 'internal_error' });
+    expect(String(body.detail)).toMatch(/connecting, not connected/);
+    // The account's connect command proves the queue was read after our request.
+    await api.call('POST', `/accounts/${id}/disconnect`);
+    await connector.waitFor((c) => c.type === 'disconnect' && c.accountId === id);
+    expect(connector.commands.some((c) => c.type === 'send_text' && c.accountId === id)).toBe(false);
+  });
+
+  it('no answer within SEND_TIMEOUT_MS: 500 internal_error and the send is marked failed', async () => {
+    const id = await account();
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: SILENT_TO, message: 'x' });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ ok: false, error: 'internal_error' });
+    expect(String(body.detail)).toMatch(/no answer from the connector/);
+    const command = await connector.waitFor((c) => c.type === 'send_text' && c.accountId === id);
+    const messageId = 'messageId' in command.payload ? command.payload.messageId : '';
+    expect(await findOutbound(table, id, messageId)).toMatchObject({ status: 'failed' });
+  });
+
+  it('text longer than 4096 characters: 500 internal_error', async () => {
+    const id = await account();
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: TO, message: 'x'.repeat(4097) });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ ok: false, error: 'internal_error' });
+  });
+});
+
+describe('POST /accounts/:id/message/reply', () => {
+  it('200 {ok, messageId}; the chat comes from the quoted message when omitted', async () => {
+    const id = await account();
+    const group = '15551234567-1600000000@g.us';
+    await putMessage(table, id, { messageId: 'Q1', from: TO, chatId: group, timestamp: 1, type: 'text', fromMe: false, text: 'q' });
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/reply`, {
+      to: TO,
+      message: 'answer',
+      quotedMessageId: 'Q1',
+    });
+    expect(status).toBe(200);
+    expect(body.messageId).toMatch(/^3EB0/);
+    const command = await connector.waitFor((c) => c.type === 'send_reply' && c.accountId === id);
+    expect(command.payload).toMatchObject({ chatId: group, quotedMessageId: 'Q1', text: 'answer', to: TO });
+  });
+
+  it('missing fields: 400 to, message and quotedMessageId are required', async () => {
+    const id = await account();
+    expect(await api.call('POST', `/accounts/${id}/message/reply`, { to: TO, message: 'x' })).toMatchObject({
+      status: 400,
+      body: { ok: false, error: 'to, message and quotedMessageId are required' },
+    });
+  });
+});
+
+describe('POST /accounts/:id/message/react', () => {
+  it('200 {ok, message} with a single emoji (ZWJ sequences and flags count as one)', async () => {
+    const id = await account();
+    for (const emoji of ['👍', '👨‍👩‍👧', '🇧🇷', '❤️']) {
+      const { status, body } = await api.call('POST', `/accounts/${id}/message/react`, { to: TO, messageId: 'A1B2', emoji });
+      expect({ emoji, status }).toEqual({ emoji, status: 200 });
+      expect(body.ok).toBe(true);
+      expect(typeof body.message).toBe('string');
+    }
+    const command = await connector.waitFor((c) => c.type === 'send_reaction' && c.accountId === id);
+    expect(command.payload).toMatchObject({ to: TO, targetMessageId: 'A1B2', emoji: '👍' });
+  });
+
+  it('missing fields: 400; not a single emoji: 400', async () => {
+    const id = await account();
+    expect(await api.call('POST', `/accounts/${id}/message/react`, { to: TO, messageId: 'A1' })).toMatchObject({
+      status: 400,
+      body: { ok: false, error: 'to, messageId and emoji are required' },
+    });
+    for (const emoji of ['ok', '👍👍']) {
+      expect(await api.call('POST', `/accounts/${id}/message/react`, { to: TO, messageId: 'A1', emoji })).toMatchObject({
+        status: 400,
+        body: { ok: false, error: 'emoji must be a single emoji' },
+      });
+    }
+  });
+});
+
+describe('POST /accounts/:id/message/delete', () => {
+  it('200 {ok, message} and a delete_message command', async () => {
+    const id = await account();
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/delete`, { to: TO, messageId: 'D1' });
+    expect(status).toBe(200);
+    expect(body.ok).toBe(true);
+    expect(typeof body.message).toBe('string');
+    const command = await connector.waitFor((c) => c.type === 'delete_message' && c.accountId === id);
+    expect(command.payload).toMatchObject({ to: TO, targetMessageId: 'D1' });
+  });
+
+  it('missing fields: 400 to and messageId are required; a bad message id: 400', async () => {
+    const id = await account();
+    expect(await api.call('POST', `/accounts/${id}/message/delete`, { to: TO })).toMatchObject({
+      status: 400,
+      body: { ok: false, error: 'to and messageId are required' },
+    });
+    const bad = await api.call('POST', `/accounts/${id}/message/delete`, { to: TO, messageId: '../x' });
+    expect(bad.status).toBe(400);
+  });
+});
