@@ -13,6 +13,7 @@ import { networkOptionsFrom } from './network-options.js';
 import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
 import { SessionRegistry } from './session/session-registry.js';
+import { startWebhookDelivery } from './webhooks/delivery-worker.js';
 
 export interface ConnectorDeps {
   config: Config;
@@ -28,6 +29,8 @@ export interface ConnectorDeps {
   sendWaitForConnectedMs?: number;
   /** The inbound pipeline; defaults to connector/inbound's, storing to this config's table. */
   inbound?: InboundHandlers;
+  /** Run the webhook delivery worker in this process (default true). */
+  webhookDelivery?: boolean;
 }
 
 export interface Connector {
@@ -81,6 +84,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     logger,
     ...(deps.commandWaitSeconds !== undefined ? { waitSeconds: deps.commandWaitSeconds } : {}),
   });
+  const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
   logger.info({ ownerId: ownership.ownerId, accounts: registry.accountIds().length }, 'connector started');
 
   let stopping: Promise<void> | undefined;
@@ -90,7 +94,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     stop() {
       stopping ??= (async () => {
         logger.info('connector stopping');
-        await consumer.stop();
+        await Promise.all([consumer.stop(), webhooks?.stop()]);
         await registry.closeAll();
         logger.info('connector stopped');
       })();
