@@ -9,7 +9,7 @@ export interface ConsumerDeps {
   queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility'>;
   handlers: CommandHandlers;
   logger: Logger;
-  /** Long-poll seconds per receive (shorter in tests so stop() is quick). */
+  /** Long-poll seconds per receive; stop() may wait this long (shorter in tests). */
   waitSeconds?: number;
 }
 
@@ -36,7 +36,6 @@ function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandO
  */
 export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
   const { queues, handlers, logger } = deps;
-  const abort = new AbortController();
   let running = true;
 
   async function handle(received: Received<Command>): Promise<void> {
@@ -81,15 +80,29 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     );
   }
 
+  /** Commands received while stopping go straight back to the queue for the next connector. */
+  async function handBack(batch: Received<Command>[]): Promise<void> {
+    await Promise.all(
+      batch.map((received) =>
+        queues.changeCommandVisibility(received.receiptHandle, 0).catch((error: unknown) =>
+          logger.error({ err: error, commandId: received.body.commandId }, 'handing a command back failed'),
+        ),
+      ),
+    );
+  }
+
   const loop = (async () => {
     while (running) {
       try {
         const batch = await queues.receiveCommands({
           maxMessages: 10,
-          waitSeconds: deps.waitSeconds ?? 20,
+          waitSeconds: deps.waitSeconds ?? 10,
           visibilityTimeoutSeconds: IN_FLIGHT_VISIBILITY_SECONDS,
-          abortSignal: abort.signal,
         });
+        if (!running) {
+          await handBack(batch);
+          break;
+        }
         if (batch.length > 0) await handleBatch(batch);
       } catch (error) {
         if (!running) break;
@@ -101,9 +114,9 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
 
   return {
     async stop() {
+      // The long poll is not aborted: SQS may still hand a message to an abandoned request,
+      // which would hide it for the whole visibility timeout. It ends within `waitSeconds`.
       running = false;
-      // Only the long poll is aborted; a batch being handled runs to its end.
-      abort.abort();
       await loop;
     },
   };

@@ -214,6 +214,7 @@ export class SessionRegistry {
         .filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id))
         .map((a) => a._id);
       const unowned = await this.deps.ownership.unowned(candidates);
+      this.deps.logger.debug({ accounts: accounts.length, candidates, unowned }, 'ownership scan');
       for (const accountId of unowned) {
         const outcome = await this.start(accountId, 'resume').catch((error: unknown) => {
           this.deps.logger.error({ err: error, accountId }, 'resuming account failed');

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCommandId, newMessageId } from '../../core/ids.js';
+import { createAccount } from '../../core/store/accounts.js';
+import { findLease } from '../../core/store/leases.js';
+import { findMessage } from '../../core/store/messages.js';
+import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
+import { spawnConnector, type ChildConnector } from './support/child-connector.js';
+import { startGateway, type Gateway } from './support/gateway.js';
+import { waitFor } from './support/wait.js';
+
+/**
+ * Restart and ownership: a restarted connector resumes linked accounts without a QR; a second
+ * connector on the same table never opens a second socket for an account, and takes the
+ * accounts over once the first connector dies (its leases expire).
+ */
+describe('connector restart and account ownership', () => {
+  let gw: Gateway;
+  let child: ChildConnector | undefined;
+  const alice = { id: 'ownalice', phone: '15550200001' };
+  const bob = { id: 'ownbob', phone: '15550200002' };
+
+  async function link(account: { id: string; phone: string }) {
+    await gw.control.createPhone(account.phone);
+    await createAccount(gw.table, { id: account.id, collectionName: `auth_${account.id}`, status: 'connecting' });
+    const from = gw.logs.lines.length;
+    await gw.queues.sendCommand({ type: 'connect', accountId: account.id, commandId: newCommandId(), payload: {} });
+    await gw.linkAccount(account.id, account.phone, { logsFrom: from });
+  }
+
+  async function sendText(accountId: string, to: string, text: string) {
+    const messageId = newMessageId();
+    const commandId = newCommandId();
+    await putPendingOutbound(gw.table, accountId, { messageId, commandId });
+    await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
+    const outbound = await waitFor('the send to settle', async () => {
+      const found = await findOutbound(gw.table, accountId, messageId);
+      return found && found.status !== 'pending' ? found : undefined;
+    });
+    return { messageId, outbound };
+  }
+
+  beforeAll(async () => {
+    gw = await startGateway({ ownership: { scanEveryMs: 1_000, renewEveryMs: 2_000, leaseTtlMs: 10_000 } });
+    await link(alice);
+    await link(bob);
+  });
+  afterAll(async () => {
+    await child?.kill();
+    await gw?.stop();
+  });
+
+  it('restart: both accounts resume from stored creds with no new QR', async () => {
+    const from = gw.logs.lines.length;
+    await gw.restartConnector();
+    await gw.waitForStatus(alice.id, 'connected');
+    await gw.waitForStatus(bob.id, 'connected');
+    expect(gw.logs.linesSince(from, (l) => l.event === 'qr')).toEqual([]);
+    const { messageId, outbound } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'after restart');
+    expect(outbound.status).toBe('sent');
+    await waitFor('bob to receive it', () => findMessage(gw.table, bob.id, messageId));
+  });
+
+  it('a second connector does not open a second socket while the first one lives', async () => {
+    await gw.stopConnector();
+    child = spawnConnector(gw.env);
+    const childOwner = `:${child.pid}:`;
+    await waitFor('the child connector to own both accounts', async () => {
+      const [a, b] = await Promise.all([findLease(gw.table, alice.id), findLease(gw.table, bob.id)]);
+      return Boolean(a?.owner.includes(childOwner) && b?.owner.includes(childOwner));
+    });
+    await gw.waitForStatus(alice.id, 'connected');
+    await gw.waitForStatus(bob.id, 'connected');
+
+    const { connector: second } = await gw.startExtraConnector();
+    await second.registry.waitForScans(3);
+    expect(second.registry.accountIds()).toEqual([]);
+    expect((await findLease(gw.table, alice.id))?.owner).toContain(childOwner);
+    expect(gw.sandbox.core.network.onlineCount()).toBe(2);
+  });
+
+  it('when the first connector dies, the second takes its accounts over', async () => {
+    const diedAt = Date.now();
+    await child!.kill();
+    const takeoverOwner = await waitFor(
+      'the accounts to be taken over',
+      async () => {
+        const [a, b] = await Promise.all([findLease(gw.table, alice.id), findLease(gw.table, bob.id)]);
+        return a && b && a.owner === b.owner && !a.owner.includes(`:${child!.pid}:`) ? a.owner : undefined;
+      },
+      { timeoutMs: 45_000 },
+    );
+    await gw.waitForStatus(alice.id, 'connected');
+    await gw.waitForStatus(bob.id, 'connected');
+    console.info(`takeover after ${Date.now() - diedAt} ms by ${takeoverOwner}`);
+    expect(gw.sandbox.core.network.onlineCount()).toBe(2);
+
+    const { messageId, outbound } = await sendText(bob.id, `${alice.phone}@s.whatsapp.net`, 'after takeover');
+    expect(outbound.status).toBe('sent');
+    await waitFor('alice to receive it', () => findMessage(gw.table, alice.id, messageId));
+  });
+});

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { LogLine } from './log-capture.js';
+import { waitFor } from './wait.js';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface ChildConnector {
+  process: ChildProcess;
+  pid: number;
+  lines: LogLine[];
+  waitForLine(what: string, match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  /** SIGKILL: the connector dies without releasing anything, as on a crash. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait for the exit code. */
+  terminate(): Promise<number | null>;
+}
+
+/**
+ * `connector/main.ts` as a separate process (tsx on this Node), configured by `env` (emulator
+ * endpoints and sandbox settings from the harness). Its JSON log lines are parsed from stdout.
+ */
+export function spawnConnector(env: Record<string, string>): ChildConnector {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'connector/main.ts'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: LogLine[] = [];
+  let partial = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    partial += chunk.toString('utf8');
+    const parts = partial.split('\n');
+    partial = parts.pop() ?? '';
+    for (const text of parts) {
+      if (!text.trim()) continue;
+      if (process.env.E2E_LOG === '1') process.stderr.write(`[child] ${text}\n`);
+      try {
+        lines.push(JSON.parse(text) as LogLine);
+      } catch {
+        lines.push({ msg: text });
+      }
+    }
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (process.env.E2E_LOG === '1') process.stderr.write(`[child:err] ${chunk.toString('utf8')}`);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    process: child,
+    pid: child.pid ?? -1,
+    lines,
+    waitForLine: (what, match, timeoutMs = 60_000) =>
+      waitFor(what, () => lines.find(match), { timeoutMs, intervalMs: 100 }),
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async terminate() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
