@@ -1,6 +1,7 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -22,6 +23,15 @@ export class DeadLetterAlarms extends Construct {
   constructor(scope: Construct, id: string, props: DeadLetterAlarmsProps) {
     super(scope, id);
     this.topic = new sns.Topic(this, 'Topic', { enforceSSL: true });
+    // The topic policy written for enforceSSL replaces SNS's default one: allow the alarms back in.
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
     if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
 
     this.alarms = props.deadLetterQueues.map(({ label, queue }) => {

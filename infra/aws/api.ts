@@ -44,7 +44,14 @@ export class GatewayApi extends Construct {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    // An own role instead of the default one, whose managed policy may write to any log group.
+    const role = new iam.Role(this, 'FunctionRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'WhatsApp gateway API function',
+    });
+    logGroup.grantWrite(role);
     this.function = new lambda.Function(this, 'Function', {
+      role,
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
       code: props.code,

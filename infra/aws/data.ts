@@ -56,7 +56,8 @@ function createTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.T
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     timeToLiveAttribute: tableSchema.timeToLiveAttribute,
-    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    // Encrypted at rest with an AWS-owned key: free, no KMS permissions or request charges.
+    encryption: dynamodb.TableEncryption.DEFAULT,
     removalPolicy,
   });
   table.addGlobalSecondaryIndex({

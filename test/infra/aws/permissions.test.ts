@@ -76,6 +76,16 @@ describe('API function role', () => {
     grants = grantsOf(statementsOf(gateway.stack.api.function.role));
   });
 
+  it('no managed policies; logs only to its own log group', () => {
+    const role = gateway.stack.api.function.role;
+    if (!role) throw new Error('function has no role');
+    const roleResource = template.toJSON().Resources[logicalIdOf(role)];
+    expect(roleResource.Properties.ManagedPolicyArns).toBeUndefined();
+    const logActions = [...grants.entries()].filter(([action]) => action.startsWith('logs:'));
+    expect(logActions.map(([action]) => action).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    for (const [, resources] of logActions) expect(resources).toEqual([expect.stringContaining('ApiFunctionLogs')]);
+  });
+
   it('DynamoDB: exactly the item actions the endpoints use, on the table; only Query on gsi1; no Scan', () => {
     const tableArn = JSON.stringify({ 'Fn::GetAtt': [ids.table, 'Arn'] });
     for (const action of ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']) {

@@ -29,7 +29,8 @@ describe('data', () => {
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
-      SSESpecification: { SSEEnabled: true },
+      // DynamoDB always encrypts at rest; `false` selects the AWS-owned key (no KMS cost or grants).
+      SSESpecification: { SSEEnabled: false },
       GlobalSecondaryIndexes: [
         {
           IndexName: 'gsi1',
@@ -132,6 +133,22 @@ describe('queues and alarms', () => {
         AlarmActions: [{ Ref: Match.stringLikeRegexp('AlarmsTopic') }],
       });
     }
+  });
+
+  it('the alarm topic accepts publishes from CloudWatch of this account only, over TLS', () => {
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: 'sns:Publish',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          }),
+        ]),
+      },
+    });
   });
 
   it('alarmEmail subscribes that address to the alarm topic', () => {
