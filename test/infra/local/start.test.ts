@@ -1,0 +1,118 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createClients, destroyClients } from '../../../core/aws.js';
+import { loadConfig } from '../../../core/config.js';
+import { putMessage } from '../../../core/store/messages.js';
+import { tableOf } from '../../../core/store/table.js';
+
+const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const tsxCli = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+
+interface Running {
+  child: ChildProcess;
+  apiUrl: string;
+  endpoints: { dynamodb: string; s3: string; sqs: string };
+  lines: Array<Record<string, unknown>>;
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** `npm start`'s script as a child process, with only the variables a fresh clone would have. */
+async function start(dataDir: string): Promise<Running> {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+  };
+  const child = spawn(process.execPath, [tsxCli, 'infra/local/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const lines: Array<Record<string, unknown>> = [];
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const ready = new Promise<Pick<Running, 'apiUrl' | 'endpoints'>>((resolveReady, reject) => {
+    let endpoints: Running['endpoints'] | undefined;
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      lines.push(entry);
+      if (entry.msg === 'embedded AWS started') endpoints = entry.endpoints as Running['endpoints'];
+      if (entry.msg === 'connector started' && endpoints) {
+        const listening = lines.find((l) => l.msg === 'API listening');
+        resolveReady({ apiUrl: String(listening?.url), endpoints });
+      }
+    });
+    void exited.then((code) => reject(new Error(`npm start exited early with ${code}`)));
+  });
+  return { child, lines, exited, ...(await ready) };
+}
+
+async function stopWithCtrlC(running: Running): Promise<void> {
+  running.child.kill('SIGINT');
+  expect(await running.exited).toBe(0);
+  expect(running.lines.some((l) => l.msg === 'stopped')).toBe(true);
+}
+
+describe('npm start (infra/local/start.ts)', () => {
+  it('serves /ping and accounts, stops cleanly on Ctrl-C, and a second start finds accounts and messages', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'wa-start-'));
+    dirs.push(dataDir);
+    const id = `start${Date.now().toString(36)}`;
+    const chatId = '15551234567@s.whatsapp.net';
+
+    const first = await start(dataDir);
+    expect(first.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    for (const url of Object.values(first.endpoints)) expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const ping = (await (await fetch(`${first.apiUrl}/ping`)).json()) as Record<string, unknown>;
+    expect(ping).toMatchObject({ ok: true, pong: true });
+    const created = await fetch(`${first.apiUrl}/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id, name: 'Kept' }),
+    });
+    expect(created.status).toBe(201);
+    // A message as the connector would store it, written straight into the embedded DynamoDB.
+    const config = loadConfig({
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_ENDPOINT_URL_DYNAMODB: first.endpoints.dynamodb,
+    });
+    const clients = createClients(config);
+    await putMessage(tableOf(config, clients), id, {
+      messageId: 'KEPT1',
+      from: chatId,
+      chatId,
+      timestamp: 1_700_000_000_000,
+      type: 'text',
+      fromMe: false,
+      text: 'still here',
+    });
+    destroyClients(clients);
+    await stopWithCtrlC(first);
+
+    const second = await start(dataDir);
+    const account = (await (await fetch(`${second.apiUrl}/accounts/${id}`)).json()) as Record<string, unknown>;
+    expect(account).toMatchObject({ ok: true, account: { _id: id, name: 'Kept' } });
+    const messages = (await (await fetch(`${second.apiUrl}/accounts/${id}/chats/${chatId}/messages`)).json()) as {
+      messages: Array<{ messageId: string; text: string }>;
+    };
+    expect(messages.messages).toEqual([expect.objectContaining({ messageId: 'KEPT1', text: 'still here' })]);
+    await stopWithCtrlC(second);
+  });
+});
