@@ -37,12 +37,14 @@ export class GatewayStack extends Stack {
     const queues = new GatewayQueues(this, 'Queues', {
       existingCommandQueueUrl: settings.existingCommandQueueUrl,
       existingWebhookQueueUrl: settings.existingWebhookQueueUrl,
+      existingWebhookDeadLetterQueueUrl: settings.existingWebhookDeadLetterQueueUrl,
     });
     this.resources = {
       table: data.table,
       bucket: data.bucket,
       commandQueue: queues.commandQueue,
       webhookQueue: queues.webhookQueue,
+      ...(queues.webhookDeadLetterQueue ? { webhookDeadLetterQueue: queues.webhookDeadLetterQueue } : {}),
     };
     const alarms = new DeadLetterAlarms(this, 'Alarms', {
       deadLetterQueues: queues.deadLetterQueues,

@@ -73,6 +73,10 @@ export function grantConnectorPermissions(grantee: iam.IGrantable, resources: Ga
   grant(grantee, queueConsumerActions, [resources.commandQueue.queueArn]);
   // The connector both produces webhook events and delivers them.
   grant(grantee, ['sqs:SendMessage', ...queueConsumerActions], [resources.webhookQueue.queueArn]);
+  // Events given up after the last delivery attempt are moved to the dead-letter queue directly.
+  if (resources.webhookDeadLetterQueue) {
+    grant(grantee, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [resources.webhookDeadLetterQueue.queueArn]);
+  }
   grant(
     grantee,
     ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],

@@ -9,6 +9,7 @@ const deadLetterRetention = Duration.days(14);
 export interface GatewayQueuesProps {
   readonly existingCommandQueueUrl?: string;
   readonly existingWebhookQueueUrl?: string;
+  readonly existingWebhookDeadLetterQueueUrl?: string;
 }
 
 /** A dead-letter queue this stack owns, with a readable label for its alarm. */
@@ -24,6 +25,8 @@ export interface OwnedDeadLetterQueue {
 export class GatewayQueues extends Construct {
   readonly commandQueue: sqs.IQueue;
   readonly webhookQueue: sqs.IQueue;
+  /** The connector moves an event it gave up on here itself (connector/webhooks/dead-letter.ts). */
+  readonly webhookDeadLetterQueue?: sqs.IQueue;
   readonly deadLetterQueues: OwnedDeadLetterQueue[] = [];
 
   constructor(scope: Construct, id: string, props: GatewayQueuesProps) {
@@ -52,6 +55,9 @@ export class GatewayQueues extends Construct {
 
     if (props.existingWebhookQueueUrl) {
       this.webhookQueue = importQueue(this, 'WebhookQueue', props.existingWebhookQueueUrl);
+      if (props.existingWebhookDeadLetterQueueUrl) {
+        this.webhookDeadLetterQueue = importQueue(this, 'WebhookDeadLetterQueue', props.existingWebhookDeadLetterQueueUrl);
+      }
     } else {
       const deadLetterQueue = new sqs.Queue(this, 'WebhookDeadLetterQueue', {
         retentionPeriod: deadLetterRetention,
@@ -66,6 +72,7 @@ export class GatewayQueues extends Construct {
         // the backoff between attempts is a visibility change, so this bounds retries, not time.
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
       });
+      this.webhookDeadLetterQueue = deadLetterQueue;
       this.deadLetterQueues.push({ label: 'webhook', queue: deadLetterQueue });
     }
   }

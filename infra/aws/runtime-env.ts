@@ -8,11 +8,13 @@ export interface GatewayResources {
   readonly bucket: s3.IBucket;
   readonly commandQueue: sqs.IQueue;
   readonly webhookQueue: sqs.IQueue;
+  readonly webhookDeadLetterQueue?: sqs.IQueue;
 }
 
 /** Variables of core/config.ts the deployment sets; typed by the config so a rename breaks here. */
+type ConfigVariables = Record<keyof Config, string>;
 type DeployedVariables = Pick<
-  Record<keyof Config, string>,
+  ConfigVariables,
   | 'TABLE_NAME'
   | 'MEDIA_BUCKET'
   | 'COMMAND_QUEUE_NAME'
@@ -21,7 +23,8 @@ type DeployedVariables = Pick<
   | 'WEBHOOK_QUEUE_URL'
   | 'CREATE_RESOURCES'
   | 'LOG_LEVEL'
->;
+> &
+  Partial<Pick<ConfigVariables, 'WEBHOOK_DLQ_NAME'>>;
 
 /**
  * The environment both the function and the connector run with. Queue URLs are passed so
@@ -35,6 +38,7 @@ export function runtimeEnvironment(resources: GatewayResources, logLevel: string
     COMMAND_QUEUE_URL: resources.commandQueue.queueUrl,
     WEBHOOK_QUEUE_NAME: resources.webhookQueue.queueName,
     WEBHOOK_QUEUE_URL: resources.webhookQueue.queueUrl,
+    ...(resources.webhookDeadLetterQueue ? { WEBHOOK_DLQ_NAME: resources.webhookDeadLetterQueue.queueName } : {}),
     CREATE_RESOURCES: 'false',
     LOG_LEVEL: logLevel,
   };

@@ -48,6 +48,8 @@ export const gatewaySettingsSchema = z.object({
   existingBucketName: optionalText,
   existingCommandQueueUrl: optionalText.pipe(sqsUrl.optional()),
   existingWebhookQueueUrl: optionalText.pipe(sqsUrl.optional()),
+  /** The existing webhook queue's dead-letter queue: the connector moves given-up events there. */
+  existingWebhookDeadLetterQueueUrl: optionalText.pipe(sqsUrl.optional()),
 });
 
 export type GatewaySettings = z.infer<typeof gatewaySettingsSchema>;

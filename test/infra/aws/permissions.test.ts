@@ -13,7 +13,7 @@ interface Statement {
 const scratch = createSynthDirectory();
 let gateway: SynthesizedGateway;
 let template: Template;
-let ids: { table: string; bucket: string; commandQueue: string; webhookQueue: string };
+let ids: { table: string; bucket: string; commandQueue: string; webhookQueue: string; webhookDeadLetterQueue: string };
 
 beforeAll(() => {
   gateway = synthGateway({}, { outdir: scratch.outdir, bundle: scratch.placeholderBundle });
@@ -24,6 +24,7 @@ beforeAll(() => {
     bucket: logicalIdOf(resources.bucket),
     commandQueue: logicalIdOf(resources.commandQueue),
     webhookQueue: logicalIdOf(resources.webhookQueue),
+    webhookDeadLetterQueue: logicalIdOf(resources.webhookDeadLetterQueue ?? resources.webhookQueue),
   };
 });
 afterAll(() => scratch.remove());
@@ -132,7 +133,10 @@ describe('connector task role', () => {
     for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
       expect(grants.get(`sqs:${action}`)?.sort()).toEqual([commandQueueArn, webhookQueueArn].sort());
     }
-    expect(grants.get('sqs:SendMessage')).toEqual([webhookQueueArn]);
+    const webhookDeadLetterArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookDeadLetterQueue, 'Arn'] });
+    // Given-up events are moved to the dead-letter queue by the worker itself.
+    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([webhookQueueArn, webhookDeadLetterArn].sort());
+    expect(grants.get('sqs:GetQueueUrl')).toContain(webhookDeadLetterArn);
     expect(grants.has('sqs:PurgeQueue')).toBe(false);
   });
 

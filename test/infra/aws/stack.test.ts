@@ -296,6 +296,7 @@ describe('existing infrastructure', () => {
     existingBucketName: 'team-wa-media',
     existingCommandQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/team-commands.fifo',
     existingWebhookQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/team-webhooks',
+    existingWebhookDeadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/team-webhooks-dlq',
   };
 
   it('creates no table, bucket or queue, and points both processes and grants at the given ones', () => {
@@ -319,6 +320,12 @@ describe('existing infrastructure', () => {
     expect(policies).toContain(':sqs:eu-west-1:123456789012:team-commands.fifo');
     expect(policies).toContain(':table/team-wa-table/index/gsi1');
     expect(policies).toContain(':s3:::team-wa-media/accounts/*/uploads/*');
+    expect(policies).toContain(':sqs:eu-west-1:123456789012:team-webhooks-dlq');
+    reused.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [
+        Match.objectLike({ Environment: Match.arrayWith([{ Name: 'WEBHOOK_DLQ_NAME', Value: 'team-webhooks-dlq' }]) }),
+      ],
+    });
   });
 
   it('rejects a command queue URL that is not FIFO, and malformed context', () => {
