@@ -5,6 +5,7 @@
  *     { kind: 'message', message, media? }   a new row (text, media, location, contact, unknown)
  *     { kind: 'reaction', targetMessageId, reaction }   update of a stored message
  *     { kind: 'revoke', targetMessageId }    "deleted for everyone": update of a stored message
+ *     { kind: 'edit', targetMessageId, text?, caption? }   new text of a stored message
  *     { kind: 'skip', reason }               status broadcasts, protocol-only and empty stubs
  *
  * No I/O here: the pipeline (pipeline.ts) stores and enqueues. `selfJid` is the account's own
@@ -40,6 +41,7 @@ export type InboundAction =
   | { kind: 'message'; message: Message; media?: MediaDescriptor }
   | { kind: 'reaction'; chatId: string; targetMessageId: string; reaction: Reaction }
   | { kind: 'revoke'; chatId: string; targetMessageId: string }
+  | { kind: 'edit'; chatId: string; targetMessageId: string; text?: string; caption?: string }
   | { kind: 'skip'; reason: string };
 
 type Long = { toNumber(): number };
@@ -79,6 +81,22 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
     const protocol = content.protocolMessage;
     if (protocol?.type === proto.Message.ProtocolMessage.Type.REVOKE && protocol.key?.id) {
       return { kind: 'revoke', chatId, targetMessageId: protocol.key.id };
+    }
+    if (protocol?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT && protocol.key?.id && protocol.editedMessage) {
+      const edited = normalizeMessageContent(protocol.editedMessage);
+      const editedType = edited ? getContentType(edited) : undefined;
+      if (edited && editedType) {
+        const { text, caption } = contentFields(edited, editedType);
+        if (text !== undefined || caption !== undefined) {
+          return {
+            kind: 'edit',
+            chatId,
+            targetMessageId: protocol.key.id,
+            ...(text !== undefined ? { text } : {}),
+            ...(caption !== undefined ? { caption } : {}),
+          };
+        }
+      }
     }
     return { kind: 'skip', reason: 'protocol message' };
   }

@@ -6,7 +6,8 @@
  *
  * Per message, in order (a message is handled before a later reaction to it):
  * 1. map it (map-message.ts); status broadcasts and protocol-only messages are skipped;
- * 2. reactions and revokes update the stored target message (reactions list / revoked flag);
+ * 2. reactions, revokes and edits update the stored target message (reactions list, revoked
+ *    flag, new text or caption);
  * 3. a new message: if its row exists already, nothing more (redelivery is harmless, the
  *    unread count is not bumped twice); else media is downloaded once into S3 with a Media
  *    item, then the Message row is stored, then the Chat (name, unreadCount for inbound
@@ -41,6 +42,8 @@ export interface InboundPipelineDeps {
   queues?: Queues;
   /** Also deliver messages the account sent itself (from the phone) to webhooks. Default false. */
   deliverFromMe?: boolean;
+  /** A media download and store that takes longer is abandoned (message kept). Default 5 min. */
+  mediaTimeoutMs?: number;
 }
 
 /** Per batch, from the account's session. */
@@ -56,6 +59,8 @@ export type MessagesUpsert = BaileysEventMap['messages.upsert'];
 export interface InboundPipeline {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
 }
+
+const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
 /** Chat names already written, so a known pushName costs no write per message. */
 const KNOWN_NAMES_LIMIT = 10_000;
@@ -79,6 +84,16 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       case 'revoke': {
         const found = await markMessageRevoked(table, accountId, action.targetMessageId);
         log.debug({ targetMessageId: action.targetMessageId, found }, 'message revoked');
+        return;
+      }
+      case 'edit': {
+        const target = await findMessage(table, accountId, action.targetMessageId);
+        if (!target || target.revoked) return;
+        await putMessage(table, accountId, {
+          ...target,
+          ...(action.text !== undefined && target.text !== undefined ? { text: action.text } : {}),
+          ...(action.caption !== undefined && target.hasMedia ? { caption: action.caption } : {}),
+        });
         return;
       }
       case 'message':
@@ -114,7 +129,9 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     const message: Message = { ...mapped };
     if (media) {
       try {
-        const stored = await storeMessageMedia({ table, mediaStore }, accountId, message.messageId, media, await ctx.download(msg));
+        const signal = AbortSignal.timeout(deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
+        const body = await abortable(ctx.download(msg), signal);
+        const stored = await storeMessageMedia({ table, mediaStore }, accountId, message.messageId, media, body, signal);
         message.mediaId = stored.mediaId;
         message.fileLength ??= stored.size;
       } catch (error) {
@@ -161,6 +178,26 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       if (firstError) throw firstError;
     },
   };
+}
+
+/** Rejects with the signal's reason when it aborts first; a late stream is destroyed. */
+function abortable(download: Promise<Readable>, signal: AbortSignal): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    download.then(
+      (stream) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) stream.destroy();
+        else resolve(stream);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Error name and message only: a stack or a cause could carry message contents. */

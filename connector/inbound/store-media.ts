@@ -19,6 +19,7 @@ export function mediaIdFor(accountId: string, messageId: string): string {
 /**
  * Streams a message's decrypted media into S3 (never whole in memory), counting its bytes,
  * then records the Media item that the media endpoint serves (Content-Type, Content-Length).
+ * `signal` aborts both the download stream and the multipart upload (a stalled media host).
  */
 export async function storeMessageMedia(
   deps: { table: Table; mediaStore: MediaStore },
@@ -26,6 +27,7 @@ export async function storeMessageMedia(
   messageId: string,
   descriptor: MediaDescriptor,
   body: Readable,
+  signal?: AbortSignal,
 ): Promise<Media> {
   const mediaId = mediaIdFor(accountId, messageId);
   const s3Key = mediaObjectKey(accountId, mediaId);
@@ -38,8 +40,8 @@ export async function storeMessageMedia(
   });
   try {
     await Promise.all([
-      pipeline(body, counter),
-      putStream(deps.mediaStore, s3Key, counter, { contentType: descriptor.mimetype }),
+      pipeline(body, counter, ...(signal ? [{ signal }] : [])),
+      putStream(deps.mediaStore, s3Key, counter, { contentType: descriptor.mimetype, ...(signal ? { signal } : {}) }),
     ]);
   } catch (error) {
     // Whichever side failed, the other must not stay blocked on backpressure.

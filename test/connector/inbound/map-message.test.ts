@@ -130,6 +130,17 @@ describe('mapInboundMessage: updates and skips', () => {
     expect(map(msg)).toEqual({ kind: 'revoke', chatId: PEER, targetMessageId: 'GONE1' });
   });
 
+  it('recognises an edit (MESSAGE_EDIT) as new text of the target message', () => {
+    const msg = waMessage({
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT,
+        key: { id: 'EDITED1', remoteJid: PEER },
+        editedMessage: { conversation: 'fixed typo' },
+      },
+    });
+    expect(map(msg)).toEqual({ kind: 'edit', chatId: PEER, targetMessageId: 'EDITED1', text: 'fixed typo' });
+  });
+
   it('skips other protocol messages, status broadcasts and stubs without content', () => {
     const history = waMessage({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION } });
     expect(map(history).kind).toBe('skip');

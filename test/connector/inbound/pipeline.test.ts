@@ -170,6 +170,20 @@ describe('inbound pipeline', () => {
     expect(await webhookEvents(accountId, 1)).toHaveLength(1);
   });
 
+  it('gives up on a stalled media download after the timeout and keeps the message', async () => {
+    const accountId = newAccount();
+    const quick = createInboundPipeline({ config: stack.config, clients: stack.clients, logger: silentLogger, queues, mediaTimeoutMs: 500 });
+    const stalled = new Readable({ read() {} });
+    stalled.push(Buffer.from('first bytes, then nothing'));
+    const ctx: InboundContext = { selfJid: SELF_JID, download: async () => stalled };
+    const msg = waMessage({ imageMessage: { ...mediaCommon, mimetype: 'image/jpeg' } });
+    await quick.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    const stored = await findMessage(table(), accountId, msg.key.id!);
+    expect(stored).toMatchObject({ type: 'image', hasMedia: true });
+    expect(stored?.mediaId).toBeUndefined();
+    expect(stalled.destroyed).toBe(true);
+  });
+
   it('applies reactions to the stored message instead of adding rows', async () => {
     const accountId = newAccount();
     const target = waMessage({ conversation: 'react to me' }, { fromMe: true });
@@ -187,6 +201,21 @@ describe('inbound pipeline', () => {
     await pipeline.handleUpsert(accountId, { messages: [react('')], type: 'notify' }, context());
     expect((await findMessage(table(), accountId, target.key.id!))?.reactions).toBeUndefined();
     expect(await webhookEvents(accountId, 1, 3_000)).toHaveLength(0);
+  });
+
+  it('applies an edit to the stored text instead of adding a row', async () => {
+    const accountId = newAccount();
+    const target = waMessage({ conversation: 'helo' });
+    const edit = waMessage({
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT,
+        key: { id: target.key.id, remoteJid: PEER },
+        editedMessage: { extendedTextMessage: { text: 'hello' } },
+      },
+    });
+    await pipeline.handleUpsert(accountId, { messages: [target, edit], type: 'notify' }, context());
+    expect(await findMessage(table(), accountId, target.key.id!)).toMatchObject({ text: 'hello', type: 'text' });
+    expect(await findMessage(table(), accountId, edit.key.id!)).toBeUndefined();
   });
 
   it('marks a revoked message instead of adding a row, and skips status broadcasts', async () => {
