@@ -2,6 +2,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IConstruct } from 'constructs';
 import { z } from 'zod';
 import { COMMAND_VISIBILITY_SECONDS } from '../../../core/resources.js';
 import { parseGatewaySettings } from '../../../infra/aws/settings.js';
@@ -89,7 +90,7 @@ describe('data', () => {
 
 describe('queues and alarms', () => {
   it('command queue is FIFO with a FIFO dead-letter queue; no content-based deduplication', () => {
-    const deadLetter = logicalIdOf(findQueue(template, 'CommandDeadLetterQueue'));
+    const deadLetter = logicalIdOf(findQueue('CommandDeadLetterQueue'));
     template.hasResourceProperties('AWS::SQS::Queue', {
       FifoQueue: true,
       ContentBasedDeduplication: false,
@@ -101,8 +102,8 @@ describe('queues and alarms', () => {
   });
 
   it('webhook queue is a standard queue with a dead-letter queue after 5 receives (WEBHOOK_MAX_ATTEMPTS)', () => {
-    const deadLetter = logicalIdOf(findQueue(template, 'WebhookDeadLetterQueue'));
-    const webhookQueue = template.toJSON().Resources[logicalIdOf(findQueue(template, 'WebhookQueue'))];
+    const deadLetter = logicalIdOf(findQueue('WebhookDeadLetterQueue'));
+    const webhookQueue = template.toJSON().Resources[logicalIdOf(findQueue('WebhookQueue'))];
     expect(webhookQueue.Properties.FifoQueue).toBeUndefined();
     expect(webhookQueue.Properties.RedrivePolicy).toEqual({
       deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] },
@@ -129,7 +130,7 @@ describe('queues and alarms', () => {
         Namespace: 'AWS/SQS',
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(findQueue(template, name)), 'QueueName'] } }],
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(findQueue(name)), 'QueueName'] } }],
         AlarmActions: [{ Ref: Match.stringLikeRegexp('AlarmsTopic') }],
       });
     }
@@ -336,8 +337,8 @@ describe('existing infrastructure', () => {
   });
 });
 
-function findQueue(template: Template, constructId: string): import('constructs').IConstruct {
+function findQueue(constructId: string): IConstruct {
   const queue = gateway.stack.node.findAll().find((c) => c.node.id === constructId);
-  if (!queue) throw new Error(`no construct ${constructId} (template has ${Object.keys(template.toJSON().Resources).length} resources)`);
+  if (!queue) throw new Error(`no construct ${constructId} in the stack`);
   return queue;
 }
