@@ -39,5 +39,9 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /build/dist ./dist
 COPY package.json ./
+# The only writable place (media conversion temp files): on Fargate a bind mount at /tmp with a
+# read-only root; declaring it here makes ECS give that mount this directory's mode (1777), not
+# root-only 0755.
+VOLUME ["/tmp"]
 USER node
 CMD ["node", "--enable-source-maps", "dist/connector/main.mjs"]

@@ -43,6 +43,12 @@ describe('Dockerfile', () => {
     expect(runtime?.lines.at(-1)).toBe('CMD ["node", "--enable-source-maps", "dist/connector/main.mjs"]');
   });
 
+  it('declares /tmp a volume, so the Fargate mount there stays writable for the node user', () => {
+    expect(runtime?.lines).toContain('VOLUME ["/tmp"]');
+    const lines = runtime?.lines ?? [];
+    expect(lines.indexOf('VOLUME ["/tmp"]')).toBeLessThan(lines.indexOf('USER node'));
+  });
+
   it('installs production dependencies only, from the lockfile, for the runtime', () => {
     const deps = stages.find((s) => s.name === 'deps');
     expect(deps?.lines.some((l) => /npm ci\b.*--omit=dev/.test(l))).toBe(true);
