@@ -5,11 +5,11 @@
  *   ...
  *   await delivery.stop();   // SIGTERM: stop receiving, finish in-flight POSTs, resolve
  *
- * Each event is POSTed (post.ts) to every registered URL not yet served, in parallel. The
- * URLs that answered 2xx are recorded in DynamoDB (core/store/webhook-deliveries.ts), so a
- * retry only goes to the URLs that failed. When every URL is served the SQS message is
- * deleted; otherwise its visibility is set to the next backoff (backoff.ts) and SQS hands it
- * back then. The attempt number is the SQS receive count. After WEBHOOK_MAX_ATTEMPTS failed
+ * Each event is POSTed (post.ts) to every registered URL not yet served, in parallel. When
+ * every URL is served the SQS message is deleted (no DynamoDB access on this happy path).
+ * Otherwise the URLs that answered 2xx are recorded in DynamoDB
+ * (core/store/webhook-deliveries.ts), so the retry only goes to the URLs that failed, and the
+ * message's visibility is set to the next backoff (backoff.ts): SQS hands it back then. The attempt number is the SQS receive count. After WEBHOOK_MAX_ATTEMPTS failed
  * attempts (4xx included: a receiver may be fixed) the event moves to the DLQ.
  * With no URL registered an event is dropped. Delivery is at least once: a receiver drops
  * duplicates by the stable X-Webhook-Id.
@@ -88,21 +88,22 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       await queues.ackWebhookEvent(received.receiptHandle);
       return;
     }
-    const delivered = await findDeliveredUrls(table, event.eventId);
+    // Only a retry can have URLs already served: the first attempt needs no read.
+    const delivered = attempt > 1 ? await findDeliveredUrls(table, event.eventId) : new Set<string>();
     const pending = urls.filter((url) => !delivered.has(url));
     // Exactly the spec's fields, whatever else a future event might carry.
     const payload = webhookPayloadSchema.parse(event.payload);
     const outcomes = await Promise.all(
       pending.map(async (url) => ({ url, outcome: await postWebhook(url, payload, { eventId: event.eventId, attempt }, config.WEBHOOK_TIMEOUT_MS) })),
     );
-    await recordDeliveredUrls(table, event.eventId, outcomes.filter((o) => o.outcome.ok).map((o) => o.url));
-
     const failures = outcomes.flatMap((o) => (o.outcome.ok ? [] : [{ url: o.url, reason: o.outcome.reason }]));
     if (failures.length === 0) {
       await queues.ackWebhookEvent(received.receiptHandle);
       eventLog.debug({ urls: outcomes.length }, 'webhook event delivered');
       return;
     }
+    // Remembered only when a retry will follow: then the URLs served now are skipped.
+    await recordDeliveredUrls(table, event.eventId, outcomes.filter((o) => o.outcome.ok).map((o) => o.url));
     const summary = failures.map((f) => `${urlForLogs(f.url)}: ${f.reason}`).join('; ');
     if (attempt >= maxAttempts) {
       await sendToDeadLetter(deps.clients.sqs, await deadLetterTarget(), event, {
