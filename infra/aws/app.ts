@@ -16,16 +16,17 @@ const repositoryRoot = path.resolve(import.meta.dirname, '../..');
 // Env-agnostic on purpose (no account/region lookups): synthesis stays offline, `cdk deploy`
 // targets the CLI profile's account and region.
 const app = new App();
-const outdir = app.outdir;
-const lambdaBundleDirectory = path.join(outdir, 'bundles', 'api');
-await buildLambdaBundle(lambdaBundleDirectory);
-
+// Validated before the slower bundling, so a wrong -c value fails at once.
 const context = Object.fromEntries(gatewayContextKeys.map((key) => [key, app.node.tryGetContext(key)]));
+const settings = parseGatewaySettings(context);
 const stackName = String(app.node.tryGetContext('stackName') ?? 'WaGateway');
+
+const lambdaBundleDirectory = path.join(app.outdir, 'bundles', 'api');
+await buildLambdaBundle(lambdaBundleDirectory);
 
 new GatewayStack(app, stackName, {
   description: 'WhatsApp REST gateway: Hono API on Lambda, Baileys connector on Fargate, DynamoDB, SQS, S3',
-  settings: parseGatewaySettings(context),
+  settings,
   apiCode: lambda.Code.fromAsset(lambdaBundleDirectory),
   apiHandler: apiLambdaHandler,
   connectorImageDirectory: repositoryRoot,
