@@ -139,8 +139,8 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         log.warn({ err: errorSummary(error), type: message.type }, 'media download failed; message stored without media');
       }
     }
-    await putMessage(table, accountId, message);
-    await updateChat(accountId, msg, message, upsertType);
+    // Two independent items: written together, both before the webhook event.
+    await Promise.all([putMessage(table, accountId, message), updateChat(accountId, msg, message, upsertType)]);
     if (!message.fromMe || deps.deliverFromMe) {
       await queues.sendWebhookEvent(webhookEventFor(accountId, message));
     }
