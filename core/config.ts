@@ -53,6 +53,10 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
   WEBHOOK_RETRY_BASE_MS: positiveInt(45_000),
   WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
+  /** Also post messages the account sent itself (from the phone or the API); default: received only. */
+  WEBHOOK_INCLUDE_FROM_ME: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
+    .transform((v) => v === 'true'),
 
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString,
