@@ -13,7 +13,8 @@
  *    item, then the Message row is stored, then the Chat (name, unreadCount for inbound
  *    `notify`, lastMessageTime) is updated;
  * 4. only after it is stored, the webhook event is enqueued, for inbound messages (fromMe false;
- *    `deliverFromMe: true` includes the account's own), with eventId `<accountId>:<messageId>`.
+ *    WEBHOOK_INCLUDE_FROM_ME=true or `deliverFromMe: true` adds the account's own), with eventId
+ *    `<accountId>:<messageId>`.
  * A media download failure keeps the row (hasMedia true, no mediaId) and logs a warning.
  * Any other failure throws to the caller (the session's dispatcher logs it) after the
  * remaining messages of the batch are handled.
@@ -40,7 +41,7 @@ export interface InboundPipelineDeps {
   logger: Logger;
   /** Defaults to the queues of `config`. */
   queues?: Queues;
-  /** Also deliver messages the account sent itself (from the phone) to webhooks. Default false. */
+  /** Also deliver messages the account sent itself to webhooks. Default: WEBHOOK_INCLUDE_FROM_ME. */
   deliverFromMe?: boolean;
   /** A media download and store that takes longer is abandoned (message kept). Default 5 min. */
   mediaTimeoutMs?: number;
@@ -141,7 +142,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
     // Two independent items: written together, both before the webhook event.
     await Promise.all([putMessage(table, accountId, message), updateChat(accountId, msg, message, upsertType)]);
-    if (!message.fromMe || deps.deliverFromMe) {
+    if (!message.fromMe || (deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME)) {
       await queues.sendWebhookEvent(webhookEventFor(accountId, message));
     }
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');

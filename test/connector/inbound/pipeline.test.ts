@@ -115,6 +115,16 @@ describe('inbound pipeline', () => {
     expect(events.map((e) => e.payload.messageId)).toEqual([theirs.key.id]);
   });
 
+  it('with WEBHOOK_INCLUDE_FROM_ME=true, messages sent from the phone are delivered too', async () => {
+    const accountId = newAccount();
+    const config = { ...stack.config, WEBHOOK_INCLUDE_FROM_ME: true };
+    const including = createInboundPipeline({ config, clients: stack.clients, logger: silentLogger, queues });
+    const mine = waMessage({ conversation: 'from my phone' }, { fromMe: true });
+    await including.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
+    const [event] = await webhookEvents(accountId, 1);
+    expect(event?.payload).toMatchObject({ fromMe: true, from: SELF, messageId: mine.key.id });
+  });
+
   it('keeps lastMessageTime at the newest message when an older one arrives late', async () => {
     const accountId = newAccount();
     await pipeline.handleUpsert(accountId, { messages: [waMessage({ conversation: 'new' }, { seconds: SECONDS + 100 })], type: 'notify' }, context());
