@@ -83,35 +83,42 @@ function dispositionName(fileName: string): string {
   return encodeURIComponent(fileName).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
+/**
+ * Items live under their account, so a non-empty answer proves the account exists; only an
+ * empty one costs the extra GetItem that tells "no such account" (404) from "nothing yet".
+ */
+async function assertAccountWhenEmpty(table: Services['table'], accountId: string, empty: boolean): Promise<void> {
+  if (empty) await getAccount(table, accountId);
+}
+
 export function chatRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table } = services;
   return newRouter()
     .openapi(chats, async (c) => {
       const { accountId } = c.req.valid('param');
-      // Both reads at once: the account check adds no latency to the list query.
-      const [, page] = await Promise.all([getAccount(table, accountId), listChats(table, accountId, c.req.valid('query'))]);
+      const page = await listChats(table, accountId, c.req.valid('query'));
+      await assertAccountWhenEmpty(table, accountId, page.length === 0);
       return c.json({ ok: true as const, chats: page }, 200);
     })
     .openapi(messages, async (c) => {
       const { accountId, chatId } = c.req.valid('param');
-      const [, page] = await Promise.all([
-        getAccount(table, accountId),
-        listMessages(table, accountId, chatId, c.req.valid('query')),
-      ]);
+      const page = await listMessages(table, accountId, chatId, c.req.valid('query'));
+      await assertAccountWhenEmpty(table, accountId, page.length === 0);
       return c.json({ ok: true as const, messages: page }, 200);
     })
     .openapi(message, async (c) => {
       const { accountId, messageId } = c.req.valid('param');
-      const [, found] = await Promise.all([getAccount(table, accountId), findMessage(table, accountId, messageId)]);
+      const found = await findMessage(table, accountId, messageId);
+      await assertAccountWhenEmpty(table, accountId, !found);
       if (!found) throw new NotFoundError('Message not found');
       return c.json({ ok: true as const, message: found }, 200);
     })
     .openapi(media, async (c) => {
       const { accountId, messageId: id } = c.req.valid('param');
-      const [, byMediaId] = await Promise.all([getAccount(table, accountId), findMedia(table, accountId, id)]);
-      let record = byMediaId;
+      let record = await findMedia(table, accountId, id);
       if (!record) {
         const found = await findMessage(table, accountId, id);
+        await assertAccountWhenEmpty(table, accountId, !found);
         if (!found) throw new NotFoundError('Message not found');
         if (!found.mediaId) throw new NotFoundError('No media in message');
         record = await findMedia(table, accountId, found.mediaId);

@@ -73,15 +73,20 @@ function silenceSqliteExperimentalWarning(): void {
   }) as typeof process.emitWarning;
 }
 
+const DUPLICATE_SIGNAL_MS = 1000;
+
 async function main(): Promise<void> {
   const stack = await startLocalStack();
-  let signals = 0;
+  let firstSignalAt: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals > 1) {
+    // Ctrl-C reaches us from the terminal and again relayed by tsx: only a signal well after
+    // the first means "stop waiting".
+    if (firstSignalAt !== undefined && Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) return;
+    if (firstSignalAt !== undefined) {
       logger.warn({ signal }, 'second signal: exiting without waiting');
       process.exit(1);
     }
+    firstSignalAt = Date.now();
     logger.info({ signal }, 'stopping');
     stack
       .stop()

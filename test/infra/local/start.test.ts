@@ -11,7 +11,6 @@ import { putMessage } from '../../../core/store/messages.js';
 import { tableOf } from '../../../core/store/table.js';
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const tsxCli = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
 interface Running {
   child: ChildProcess;
@@ -28,7 +27,12 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-/** `npm start`'s script as a child process, with only the variables a fresh clone would have. */
+/**
+ * `npm start`'s script as a child process, with only the variables a fresh clone would have.
+ * tsx is loaded in-process (`--import tsx`) rather than through its CLI: the CLI relays signals
+ * to its child and SIGKILLs it when the child does not acknowledge within 30 ms, which a loaded
+ * 2-core machine can miss.
+ */
 async function start(dataDir: string): Promise<Running> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -37,7 +41,7 @@ async function start(dataDir: string): Promise<Running> {
     PORT: '0',
     LOG_LEVEL: 'info',
   };
-  const child = spawn(process.execPath, [tsxCli, 'infra/local/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const lines: Array<Record<string, unknown>> = [];
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
