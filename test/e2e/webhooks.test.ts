@@ -1,4 +1,5 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookEventId } from '../../core/schemas/webhook-event.js';
 import { findMessage } from '../../core/store/messages.js';
@@ -80,6 +81,27 @@ describe('webhooks', () => {
     // The sender's own copy (fromMe) is stored but not delivered.
     expect(await findMessage(gw.table, alice.id, messageId)).toMatchObject({ fromMe: true });
     expect(receiver.countFor(webhookEventId(alice.id, messageId))).toBe(0);
+  });
+
+  it('a received image is POSTed with type image and its caption as message', async () => {
+    const png = await sharp({ create: { width: 48, height: 48, channels: 3, background: '#3355ff' } }).png().toBuffer();
+    const form = new FormData();
+    form.set('to', jid(bob.phone));
+    form.set('caption', 'blue square');
+    form.set('image', new Blob([new Uint8Array(png)], { type: 'image/png' }), 'blue.png');
+    const response = await fetch(`${api.url}/accounts/${alice.id}/message/send/image`, { method: 'POST', body: form });
+    const { messageId } = (await response.json()) as { messageId: string };
+    const eventId = webhookEventId(bob.id, messageId);
+    await receiver.waitFor(() => receiver.countFor(eventId) === 1, 60_000);
+    expect(receiver.posts.find((p) => p.headers['x-webhook-id'] === eventId)?.body).toMatchObject({
+      type: 'image',
+      message: 'blue square',
+      messageId,
+      accountId: bob.id,
+      fromMe: false,
+    });
+    // Stored (with its media) before it was posted.
+    expect((await findMessage(gw.table, bob.id, messageId))?.mediaId).toBeDefined();
   });
 
   it('a message from a phone reaches the webhook too', async () => {
