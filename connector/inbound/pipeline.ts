@@ -79,16 +79,18 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       case 'skip':
         log.debug({ reason: action.reason }, 'inbound message skipped');
         return;
-      case 'reaction':
-        await storeReaction(accountId, action.targetMessageId, action.reaction, log);
+      case 'reaction': {
+        const target = await updateTarget(accountId, action, log);
+        if (target) await storeReaction(accountId, target, action.reaction);
         return;
+      }
       case 'revoke': {
-        const found = await markMessageRevoked(table, accountId, action.targetMessageId);
-        log.debug({ targetMessageId: action.targetMessageId, found }, 'message revoked');
+        const target = await updateTarget(accountId, action, log);
+        if (target) await markMessageRevoked(table, accountId, target.messageId);
         return;
       }
       case 'edit': {
-        const target = await findMessage(table, accountId, action.targetMessageId);
+        const target = await updateTarget(accountId, action, log);
         if (!target || target.revoked) return;
         await putMessage(table, accountId, {
           ...target,
@@ -103,12 +105,20 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
   }
 
-  async function storeReaction(accountId: string, targetMessageId: string, reaction: Reaction, log: Logger) {
-    const target = await findMessage(table, accountId, targetMessageId);
-    if (!target) {
-      log.debug({ targetMessageId }, 'reaction to a message that is not stored');
-      return;
+  /**
+   * The stored message an update points at, when it is in the chat the update came from: an
+   * update naming a message id of another chat changes nothing.
+   */
+  async function updateTarget(accountId: string, update: { kind: string; chatId: string; targetMessageId: string }, log: Logger) {
+    const target = await findMessage(table, accountId, update.targetMessageId);
+    if (!target || target.chatId !== update.chatId) {
+      log.debug({ targetMessageId: update.targetMessageId, update: update.kind, stored: Boolean(target) }, 'update of a message not stored in this chat');
+      return undefined;
     }
+    return target;
+  }
+
+  async function storeReaction(accountId: string, target: Message, reaction: Reaction) {
     const reactions = applyReaction(target.reactions, reaction);
     const { reactions: _previous, ...rest } = target;
     await putMessage(table, accountId, reactions.length > 0 ? { ...rest, reactions } : rest);

@@ -228,6 +228,22 @@ describe('inbound pipeline', () => {
     expect(await findMessage(table(), accountId, edit.key.id!)).toBeUndefined();
   });
 
+  it('ignores a revoke or reaction naming a message of another chat', async () => {
+    const accountId = newAccount();
+    const target = waMessage({ conversation: 'mine to keep' });
+    const other = '15550009999@s.whatsapp.net';
+    const revoke = waMessage(
+      { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: target.key.id, remoteJid: other } } },
+      { remoteJid: other },
+    );
+    const react = waMessage({ reactionMessage: { key: { id: target.key.id, remoteJid: other }, text: '😈' } }, { remoteJid: other });
+    await pipeline.handleUpsert(accountId, { messages: [target, revoke, react], type: 'notify' }, context());
+    const stored = await findMessage(table(), accountId, target.key.id!);
+    expect(stored).toMatchObject({ text: 'mine to keep' });
+    expect(stored?.revoked).toBeUndefined();
+    expect(stored?.reactions).toBeUndefined();
+  });
+
   it('marks a revoked message instead of adding a row, and skips status broadcasts', async () => {
     const accountId = newAccount();
     const target = waMessage({ conversation: 'oops' });
