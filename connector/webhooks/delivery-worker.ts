@@ -156,6 +156,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     { maxAttempts, retryBaseMs: config.WEBHOOK_RETRY_BASE_MS, minimumRetrySpanSeconds: minimumRetrySpanSeconds(maxAttempts, config.WEBHOOK_RETRY_BASE_MS) },
     'webhook delivery started',
   );
+  // Resolved at start so that a redrive limit below WEBHOOK_MAX_ATTEMPTS is reported at once.
+  deadLetterTarget().catch((error: unknown) => log.warn({ err: error }, 'webhook dead-letter queue not resolved yet'));
   const running = loop();
 
   return {

@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
@@ -270,6 +272,25 @@ describe('webhook delivery', () => {
       release();
       await c.cleanUp();
       await receiver.close();
+    }
+  });
+});
+
+describe('configuration check', () => {
+  it('warns at start when WEBHOOK_MAX_ATTEMPTS exceeds the queue redrive limit', async () => {
+    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '7' });
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const worker = startWebhookDelivery({ config: c.config, clients: stack.clients, logger: pino({ level: 'warn' }, sink), queues: c.queues });
+    try {
+      await until(async () => lines.some((l) => l.maxReceiveCount === 5 && l.maxAttempts === 7), 15_000, 'the redrive warning');
+    } finally {
+      await worker.stop();
     }
   });
 });
