@@ -1,0 +1,169 @@
+/**
+ * `npm run bench:api`: what the HTTP API costs over the DynamoDB query that serves it, measured
+ * in one run against the embedded stack (dynalite, s3rver, fauxqs in this process), plus the
+ * Lambda bundle's size and cold import time. Goals: API p50 within 1.3x of the raw query;
+ * bundle under 1.5 MB; cold import under 250 ms.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { createClients, destroyClients } from '../core/aws.js';
+import { loadConfig } from '../core/config.js';
+import { logger } from '../core/logger.js';
+import { ensureResources } from '../core/resources.js';
+import { createAccount, listAccounts } from '../core/store/accounts.js';
+import { listMessages, putMessage } from '../core/store/messages.js';
+import { tableOf } from '../core/store/table.js';
+import { startApiServer } from '../functions/server.js';
+import { startEmulators } from '../infra/local/emulators.js';
+import { buildLambdaBundle } from '../infra/build-lambda.js';
+
+const WARMUP = 200;
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
+const ACCOUNTS = 20;
+const MESSAGES = 200;
+const CHAT = '15551234567@s.whatsapp.net';
+
+interface Stats {
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+function stats(samples: number[], elapsedMs: number): Stats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { perSecond: samples.length / (elapsedMs / 1000), p50: at(0.5), p99: at(0.99) };
+}
+
+/** Runs `operation` sequentially; latency percentiles in ms and the resulting rate. */
+async function measure(operation: () => Promise<unknown>): Promise<Stats> {
+  for (let i = 0; i < WARMUP; i++) await operation();
+  const samples: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    const t = performance.now();
+    await operation();
+    samples.push(performance.now() - t);
+  }
+  return stats(samples, samples.reduce((a, b) => a + b, 0));
+}
+
+/**
+ * The API call and the raw query, alternated request by request so that both see the same
+ * machine (JIT state, GC, other load): a fair ratio on a busy shared host.
+ */
+async function compare(api: () => Promise<unknown>, raw: () => Promise<unknown>): Promise<{ api: Stats; raw: Stats }> {
+  for (let i = 0; i < WARMUP; i++) {
+    await api();
+    await raw();
+  }
+  const apiSamples: number[] = [];
+  const rawSamples: number[] = [];
+  for (let i = 0; i < ITERATIONS; i++) {
+    let t = performance.now();
+    await api();
+    apiSamples.push(performance.now() - t);
+    t = performance.now();
+    await raw();
+    rawSamples.push(performance.now() - t);
+  }
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return { api: stats(apiSamples, sum(apiSamples)), raw: stats(rawSamples, sum(rawSamples)) };
+}
+
+const fmt = (s: Stats) => `${s.perSecond.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2).padStart(6)} ms  p99 ${s.p99.toFixed(2).padStart(6)} ms`;
+
+async function main(): Promise<void> {
+  logger.level = 'silent';
+  const dataDir = await mkdtemp(join(tmpdir(), 'wa-bench-'));
+  const emulators = await startEmulators({ dataDir });
+  const config = loadConfig({ ...emulators.env, LOG_LEVEL: 'silent' });
+  const clients = createClients(config);
+  await ensureResources(config, clients, logger);
+  const api = await startApiServer({ config, clients, logger, port: 0, host: '127.0.0.1' });
+  // undici's pool, not fetch: the client's own cost should not count as the API's.
+  const pool = new Pool(api.url, { connections: 1, pipelining: 1 });
+  const table = tableOf(config, clients);
+
+  try {
+    for (let i = 0; i < ACCOUNTS; i++) {
+      await createAccount(table, { id: `bench${i}`, collectionName: `auth_bench${i}`, status: 'connected' });
+    }
+    for (let i = 0; i < MESSAGES; i++) {
+      await putMessage(table, 'bench0', {
+        messageId: `BENCH${String(i).padStart(5, '0')}`,
+        from: CHAT,
+        chatId: CHAT,
+        timestamp: 1_700_000_000_000 + i * 1000,
+        type: 'text',
+        fromMe: i % 2 === 0,
+        text: `benchmark message ${i} with a little text in it`,
+      });
+    }
+
+    const get = async (path: string) => {
+      const response = await pool.request({ method: 'GET', path });
+      if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode}`);
+      await response.body.arrayBuffer();
+    };
+
+    const results: Array<{ name: string; api: Stats; raw: Stats }> = [];
+    results.push({
+      name: 'GET /accounts/:id/chats/:chatId/messages (limit 50)',
+      ...(await compare(
+        () => get(`/accounts/bench0/chats/${CHAT}/messages`),
+        () => listMessages(table, 'bench0', CHAT, { limit: 50, skip: 0 }),
+      )),
+    });
+    results.push({
+      name: `GET /accounts (${ACCOUNTS} accounts)`,
+      ...(await compare(() => get('/accounts'), () => listAccounts(table))),
+    });
+
+    const floor = await measure(() => get('/ping'));
+    console.log(`\nGET /ping (HTTP floor, no DynamoDB)  ${fmt(floor)}`);
+    console.log(`\nAPI vs the raw DynamoDB query (dynalite in this process; sequential, API and raw alternated; ${ITERATIONS} each after ${WARMUP} warm-up; req/s = 1 / mean latency)\n`);
+    for (const r of results) {
+      console.log(r.name);
+      console.log(`  API        ${fmt(r.api)}`);
+      console.log(`  raw query  ${fmt(r.raw)}`);
+      const ratio = r.api.p50 / r.raw.p50;
+      console.log(`  p50 ratio  ${ratio.toFixed(2)}x  (goal <= 1.30x: ${ratio <= 1.3 ? 'met' : 'NOT met'})\n`);
+    }
+  } finally {
+    await pool.close();
+    await api.close();
+    destroyClients(clients);
+    await emulators.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+
+  const outdir = await mkdtemp(join(tmpdir(), 'wa-lambda-'));
+  try {
+    const bundle = await buildLambdaBundle(outdir);
+    const sizeMb = bundle.bytes / (1024 * 1024);
+    console.log(`Lambda bundle  ${bundle.bytes} bytes (${sizeMb.toFixed(2)} MB; goal < 1.5 MB: ${sizeMb < 1.5 ? 'met' : 'NOT met'})`);
+    // A fresh Node process per sample: the import is cold every time.
+    const script = `const t = performance.now(); await import(${JSON.stringify(bundle.file)}); console.log(performance.now() - t);`;
+    const samples = Array.from({ length: 5 }, () =>
+      Number(
+        execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+          env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', LOG_LEVEL: 'silent' },
+        })
+          .toString()
+          .trim(),
+      ),
+    ).sort((a, b) => a - b);
+    const median = samples[2]!;
+    console.log(`Cold import    median ${median.toFixed(0)} ms of 5 (goal < 250 ms: ${median < 250 ? 'met' : 'NOT met'})`);
+  } finally {
+    await rm(outdir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
