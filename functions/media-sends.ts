@@ -73,7 +73,8 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         if (caption && caption.length > MAX_CAPTION_LENGTH) {
           throw new ValidationError(`caption must be at most ${MAX_CAPTION_LENGTH} characters`);
         }
-        const ptt = kind === 'audio' ? form.fields.ptt === 'true' : undefined;
+        // Absent: the connector's default (a voice note); `ptt=false` sends a plain audio file.
+        const ptt = kind === 'audio' && form.fields.ptt !== undefined ? form.fields.ptt !== 'false' : undefined;
         const file = form.file;
         const fileName = file.fileName ?? (kind === 'document' ? caption : undefined);
         const messageId = await sendAndWait(

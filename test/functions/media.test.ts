@@ -107,12 +107,18 @@ describe('media sends', () => {
     }
   });
 
-  it('audio as a voice note carries ptt', async () => {
+  it('audio: ptt=false asks for a plain audio file, ptt=true for a voice note, absent leaves the default', async () => {
     const id = await connectedAccount();
-    const { status } = await upload(id, 'audio', { to: TO, ptt: 'true' }, { bytes: fixtures.ogg, name: 'v.ogg' });
-    expect(status).toBe(200);
-    const command = await connector.waitFor(sendMediaOf(id));
-    expect(command.payload).toMatchObject({ kind: 'audio', ptt: true });
+    const sent: Array<unknown> = [];
+    for (const fields of [{ ptt: 'false' }, { ptt: 'true' }, {}]) {
+      const { status, body } = await upload(id, 'audio', { to: TO, ...fields }, { bytes: fixtures.ogg, name: 'v.ogg' });
+      expect(status).toBe(200);
+      const command = await connector.waitFor(
+        (c) => c.type === 'send_media' && c.accountId === id && c.payload.messageId === body.messageId,
+      );
+      sent.push(command.type === 'send_media' ? command.payload.ptt : 'not media');
+    }
+    expect(sent).toEqual([false, true, undefined]);
   });
 
   it('a file whose bytes are not an accepted type: 400 naming the accepted types, nothing kept', async () => {
