@@ -20,8 +20,8 @@ export interface ChildConnector {
  * `connector/main.ts` as a separate process (tsx on this Node), configured by `env` (emulator
  * endpoints and sandbox settings from the harness). Its JSON log lines are parsed from stdout.
  */
-export function spawnConnector(env: Record<string, string>): ChildConnector {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'connector/main.ts'], {
+export function spawnConnector(env: Record<string, string>, nodeFlags: string[] = []): ChildConnector {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'connector/main.ts'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

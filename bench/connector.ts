@@ -1,0 +1,206 @@
+/**
+ * `npm run bench:connector` — the connector against the sandbox network, run as a child process
+ * (`connector/main.ts`, so its RSS is the connector's alone); the sandbox runs in a second child
+ * process, the emulators and a webhook receiver in this one.
+ *
+ * 1. Memory per connected account: RSS of the idle connector with 0 accounts, then with 1, 50
+ *    and 200 linked and connected accounts (BENCH_ACCOUNTS="1,50,200"); per account =
+ *    (RSS - RSS at 0) / accounts.
+ * 2. Inbound throughput at 20 accounts (BENCH_THROUGHPUT_ACCOUNTS, BENCH_MESSAGES total): phones
+ *    that are not linked send texts to the accounts' numbers through the sandbox; each message
+ *    is timed from the send to the webhook POST for it. Prints messages/s and p50/p99 latency.
+ * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { createClients, destroyClients } from '../core/aws.js';
+import { loadConfig } from '../core/config.js';
+import { newCommandId } from '../core/ids.js';
+import { createQueues } from '../core/queues.js';
+import { ensureResources } from '../core/resources.js';
+import { createAccount, listAccounts } from '../core/store/accounts.js';
+import { tableOf } from '../core/store/table.js';
+import { registerWebhook } from '../core/store/webhooks.js';
+import { startEmulators } from '../infra/local/emulators.js';
+import type { SandboxDescriptor } from '../sandbox/index.js';
+import { spawnConnector } from '../test/e2e/support/child-connector.js';
+import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
+import { waitFor } from '../test/e2e/support/wait.js';
+
+const accountSteps = (process.env.BENCH_ACCOUNTS ?? '1,50,200').split(',').map(Number).filter((n) => n > 0);
+const throughputAccounts = Number(process.env.BENCH_THROUGHPUT_ACCOUNTS ?? 20);
+const totalMessages = Number(process.env.BENCH_MESSAGES ?? 2000);
+const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 40);
+const LINK_CONCURRENCY = 8;
+const SETTLE_MS = 10_000;
+const MB = 1024 * 1024;
+const silent = pino({ level: 'silent' });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+  if (!kb) throw new Error(`no VmRSS for ${pid}`);
+  return Number(kb) * 1024;
+}
+
+async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** The sandbox in its own process (in memory), so that it does not share a core with the emulators. */
+async function startSandboxProcess(): Promise<{ descriptor: SandboxDescriptor; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/cli.ts'], {
+    env: { ...process.env, SANDBOX_IN_MEMORY: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
+  });
+  return {
+    descriptor: JSON.parse(firstLine) as SandboxDescriptor,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function main() {
+  const emulators = await startEmulators();
+  const sandbox = await startSandboxProcess();
+  const sandboxEnv = {
+    WA_WS_URL: sandbox.descriptor.wsUrl,
+    WA_ROOT_PUBLIC_KEY: sandbox.descriptor.rootPublicKey,
+    WA_MEDIA_CA_FILE: sandbox.descriptor.mediaCaFile,
+  };
+  const config = loadConfig({ ...emulators.env, ...sandboxEnv, LOG_LEVEL: 'silent' });
+  const clients = createClients(config);
+  await ensureResources(config, clients, silent);
+  const table = tableOf(config, clients);
+  const queues = createQueues(config, clients, silent);
+  const control = sandboxControl(sandbox.descriptor.controlUrl);
+
+  const delivered = new Map<string, number>();
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId?: string };
+        if (body.messageId && !delivered.has(body.messageId)) delivered.set(body.messageId, at);
+      } catch {
+        // Not ours: ignored.
+      }
+      res.writeHead(200).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  await registerWebhook(table, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
+
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the connector.
+  const profile = process.env.BENCH_CPU_PROF;
+  const child = spawnConnector(
+    { ...emulators.env, ...sandboxEnv, TABLE_NAME: config.TABLE_NAME, LOG_LEVEL: 'info' },
+    profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
+  );
+  const stopAll = async () => {
+    await child.terminate();
+    receiver.closeAllConnections();
+    receiver.close();
+    await sandbox.stop();
+    destroyClients(clients);
+    await emulators.stop();
+  };
+
+  try {
+    await child.waitForLine('the connector to start', (l) => l.msg === 'connector started');
+    await sleep(SETTLE_MS / 2);
+    const baseline = rssOf(child.pid);
+    console.log(`connector idle, 0 accounts: RSS ${(baseline / MB).toFixed(1)} MB`);
+
+    let linked = 0;
+    const memoryRows: string[] = [];
+    for (const target of accountSteps) {
+      const ids = Array.from({ length: target - linked }, (_, i) => linked + i);
+      const started = performance.now();
+      await inBatches(ids, LINK_CONCURRENCY, async (index) => {
+        const accountId = `bench${index}`;
+        const phone = String(15551000000 + index);
+        await control.createPhone(phone);
+        await createAccount(table, { id: accountId, collectionName: `auth_${accountId}`, status: 'connecting' });
+        await queues.sendCommand({ type: 'connect', accountId, commandId: newCommandId(), payload: {} });
+        const qrLine = await child.waitForLine(`QR of ${accountId}`, (l) => l.event === 'qr' && l.accountId === accountId, 120_000);
+        await control.scan(phone, String(qrLine.qr));
+      });
+      await waitFor(
+        `${target} accounts connected`,
+        async () => (await listAccounts(table)).filter((a) => a.status === 'connected').length >= target,
+        { timeoutMs: 600_000, intervalMs: 1_000 },
+      );
+      linked = target;
+      const linkSeconds = (performance.now() - started) / 1000;
+      await sleep(SETTLE_MS);
+      const rss = rssOf(child.pid);
+      const perAccount = (rss - baseline) / target;
+      memoryRows.push(
+        `${String(target).padStart(4)} accounts: RSS ${(rss / MB).toFixed(1)} MB, ${(perAccount / MB).toFixed(2)} MB per account` +
+          ` (linked in ${linkSeconds.toFixed(1)} s)`,
+      );
+      console.log(memoryRows.at(-1));
+    }
+
+    const receivers = Math.min(throughputAccounts, linked);
+    const senders = Array.from({ length: receivers }, (_, i) => String(15552000000 + i));
+    for (const phone of senders) await control.createPhone(phone);
+    const sentAt = new Map<string, number>();
+    const jobs = Array.from({ length: totalMessages }, (_, i) => i);
+    const started = performance.now();
+    await inBatches(jobs, SEND_CONCURRENCY, async (i) => {
+      const to = String(15551000000 + (i % receivers));
+      const t0 = performance.now();
+      const { id } = await control.sendFromPhone(senders[i % receivers]!, to, `bench message ${i}`);
+      sentAt.set(id, t0);
+    });
+    console.log(`sandbox accepted ${totalMessages} sends in ${((performance.now() - started) / 1000).toFixed(2)} s`);
+    await waitFor(`${totalMessages} webhooks`, () => [...sentAt.keys()].every((id) => delivered.has(id)), {
+      timeoutMs: 600_000,
+      intervalMs: 200,
+    });
+    const elapsed = (Math.max(...delivered.values()) - started) / 1000;
+    const latencies = [...sentAt].map(([id, t0]) => delivered.get(id)! - t0).sort((a, b) => a - b);
+
+    console.log('\n== connector benchmark (sandbox network, emulators, connector in a child process) ==');
+    console.log(`memory, idle connector: baseline ${(baseline / MB).toFixed(1)} MB with 0 accounts`);
+    for (const row of memoryRows) console.log(`  ${row}`);
+    console.log(`inbound at ${receivers} accounts: ${totalMessages} messages in ${elapsed.toFixed(2)} s = ${(totalMessages / elapsed).toFixed(0)} messages/s (arrival to webhook delivered)`);
+    console.log(`  latency p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`);
+  } finally {
+    await stopAll();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
