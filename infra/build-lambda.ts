@@ -28,6 +28,9 @@ export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {
     bundle: true,
     minify: true,
     platform: 'node',
+    // ESM builds first: zod and the AWS SDK then tree-shake (their CommonJS builds do not),
+    // which keeps the bundle well under Lambda's cold-start budget.
+    mainFields: ['module', 'main'],
     target: 'node22',
     format: 'esm',
     legalComments: 'none',
