@@ -36,5 +36,7 @@ export const messageSchema = z.object({
   quotedMessageId: z.string().optional(),
   reactions: z.array(reactionSchema).optional(),
   revoked: z.boolean().optional(),
+  /** Set when the message has media that could not be stored (hasMedia true, no mediaId). */
+  mediaError: z.string().optional(),
 });
 export type Message = z.infer<typeof messageSchema>;
