@@ -15,7 +15,8 @@
  * 4. only after it is stored, the webhook event is enqueued, for inbound messages (fromMe false;
  *    WEBHOOK_INCLUDE_FROM_ME=true or `deliverFromMe: true` adds the account's own), with eventId
  *    `<accountId>:<messageId>`.
- * A media download failure keeps the row (hasMedia true, no mediaId) and logs a warning.
+ * A media download failure keeps the row (hasMedia true, no mediaId, `mediaError` says why) and
+ * logs a warning.
  * Any other failure throws to the caller (the session's dispatcher logs it) after the
  * remaining messages of the batch are handled.
  */
@@ -139,14 +140,15 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
     const message: Message = { ...mapped };
     if (media) {
+      const signal = AbortSignal.timeout(deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
       try {
-        const signal = AbortSignal.timeout(deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
         const body = await abortable(ctx.download(msg), signal);
         const stored = await storeMessageMedia({ table, mediaStore }, accountId, message.messageId, media, body, signal);
         message.mediaId = stored.mediaId;
         message.fileLength ??= stored.size;
       } catch (error) {
-        // The message itself must not be lost: it is kept with hasMedia and no mediaId.
+        // The message itself must not be lost: it is kept with hasMedia, no mediaId and a note.
+        message.mediaError = signal.aborted ? 'media download timed out' : 'media could not be downloaded';
         log.warn({ err: errorSummary(error), type: message.type }, 'media download failed; message stored without media');
       }
     }

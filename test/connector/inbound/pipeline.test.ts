@@ -175,7 +175,7 @@ describe('inbound pipeline', () => {
     const msg = waMessage({ videoMessage: { ...mediaCommon, mimetype: 'video/mp4', caption: 'lost' } });
     await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context(new Error('media host unreachable')));
     const stored = await findMessage(table(), accountId, msg.key.id!);
-    expect(stored).toMatchObject({ type: 'video', hasMedia: true, caption: 'lost' });
+    expect(stored).toMatchObject({ type: 'video', hasMedia: true, caption: 'lost', mediaError: 'media could not be downloaded' });
     expect(stored?.mediaId).toBeUndefined();
     expect(await webhookEvents(accountId, 1)).toHaveLength(1);
   });
@@ -189,7 +189,7 @@ describe('inbound pipeline', () => {
     const msg = waMessage({ imageMessage: { ...mediaCommon, mimetype: 'image/jpeg' } });
     await quick.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
     const stored = await findMessage(table(), accountId, msg.key.id!);
-    expect(stored).toMatchObject({ type: 'image', hasMedia: true });
+    expect(stored).toMatchObject({ type: 'image', hasMedia: true, mediaError: 'media download timed out' });
     expect(stored?.mediaId).toBeUndefined();
     expect(stalled.destroyed).toBe(true);
   });
