@@ -4,7 +4,8 @@ import { startSandbox } from './index.js';
 /**
  * `npm run sandbox`: runs the network in the foreground and prints its descriptor.
  * SANDBOX_PORT / SANDBOX_CONTROL_PORT / SANDBOX_MEDIA_PORT (0 = any free port) and
- * DATA_DIR (default ./data/sandbox; SANDBOX_IN_MEMORY=1 keeps nothing on disk).
+ * DATA_DIR (default ./data): state in DATA_DIR/sandbox/, the descriptor in DATA_DIR/sandbox.json
+ * (SANDBOX_IN_MEMORY=1 keeps nothing on disk).
  */
 const port = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
@@ -12,8 +13,11 @@ const port = (name: string, fallback: number) => {
   return value;
 };
 
-const dataDir = process.env.SANDBOX_IN_MEMORY === '1' ? undefined : resolve(process.env.DATA_DIR ?? './data', 'sandbox');
+const inMemory = process.env.SANDBOX_IN_MEMORY === '1';
+const baseDir = resolve(process.env.DATA_DIR ?? './data');
+const dataDir = inMemory ? undefined : resolve(baseDir, 'sandbox');
 const sandbox = await startSandbox({
+  descriptorFile: inMemory ? undefined : resolve(baseDir, 'sandbox.json'),
   port: port('SANDBOX_PORT', 0),
   controlPort: port('SANDBOX_CONTROL_PORT', 0),
   mediaPort: port('SANDBOX_MEDIA_PORT', 0),

@@ -14,6 +14,8 @@ import { lidJid } from './network/jids.js';
 /** Baileys installs its transport keys just after sending clientFinish (socket.js:329-335). */
 const FIRST_FRAME_DELAY_MS = 50;
 const QR_REF_COUNT = 6;
+/** A client that has not finished the handshake by then is dropped. */
+const HANDSHAKE_TIMEOUT_MS = 20_000;
 
 type State = 'hello' | 'finish' | 'pairing' | 'open' | 'closed';
 
@@ -39,6 +41,10 @@ export class Connection implements DeviceConnection {
     private readonly core: SandboxCore,
   ) {
     this.handshake = new ServerHandshake(core.network.noiseKeys.serverStatic, core.certChain);
+    const handshakeTimer = setTimeout(() => {
+      if (this.state === 'hello' || this.state === 'finish') this.kick();
+    }, HANDSHAKE_TIMEOUT_MS);
+    handshakeTimer.unref();
     ws.on('message', (data: Buffer, isBinary: boolean) => this.onData(data, isBinary));
     ws.on('close', () => this.onClosed());
     ws.on('error', () => this.onClosed());
@@ -228,14 +234,34 @@ export class Connection implements DeviceConnection {
     if (this.context) dispatchStanza(this.context, node);
   }
 
+  /**
+   * Frames are batched per event-loop turn into one WebSocket message (Baileys reads any number
+   * of frames from one message): under load this saves a write per stanza.
+   */
+  private outbox: Buffer[] = [];
+  private flushScheduled = false;
+
   send(node: BinaryNode): void {
     if (this.state === 'closed' || !this.transport || this.ws.readyState !== this.ws.OPEN) return;
-    this.ws.send(encodeFrame(this.transport.encrypt(encodeBinaryNode(node))));
+    this.outbox.push(encodeFrame(this.transport.encrypt(encodeBinaryNode(node))));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    if (!this.outbox.length || this.ws.readyState !== this.ws.OPEN) return;
+    const frames = this.outbox;
+    this.outbox = [];
+    this.ws.send(frames.length === 1 ? frames[0]! : Buffer.concat(frames));
   }
 
   kick(error?: BinaryNode): void {
     if (this.state === 'closed') return;
     if (error) this.send(error);
+    this.flush();
     this.onClosed();
     this.ws.close();
   }

@@ -47,9 +47,16 @@ function describe(account: Account) {
 export function createControlApi(core: SandboxCore): Hono {
   const app = new Hono();
 
-  app.get('/health', (c) =>
-    c.json({ ok: true, accounts: [...core.network.accounts.all()].length, online: core.network.onlineCount() }),
-  );
+  app.get('/health', (c) => {
+    const cpu = process.cpuUsage();
+    return c.json({
+      ok: true,
+      accounts: core.network.accounts.size(),
+      online: core.network.onlineCount(),
+      rssBytes: process.memoryUsage().rss,
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    });
+  });
 
   app.post('/phones', async (c) => {
     const { phone, pushName } = await body(c, createPhoneSchema);
@@ -78,7 +85,9 @@ export function createControlApi(core: SandboxCore): Hono {
     return c.json({ id });
   });
 
-  app.get('/phones/:phone/messages', (c) => c.json({ messages: accountOf(core, c.req.param('phone')).phoneIdentity.inbox }));
+  app.get('/phones/:phone/messages', async (c) =>
+    c.json({ messages: await core.phones.readInbox(accountOf(core, c.req.param('phone'))) }),
+  );
 
   app.post('/kick', async (c) => {
     const { phone, device, kind } = await body(c, kickSchema);

@@ -20,6 +20,8 @@ export interface SandboxOptions {
   mediaPort?: number;
   /** State survives restarts when set; in memory otherwise. */
   dataDir?: string;
+  /** Where to also write the descriptor as JSON; default `dataDir/sandbox.json` when there is a dataDir. */
+  descriptorFile?: string;
   logger?: Logger;
 }
 
@@ -96,7 +98,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     mediaCaFile,
     controlUrl: `http://127.0.0.1:${controlPort}`,
   };
-  if (options.dataDir) writeFileSync(join(options.dataDir, 'sandbox.json'), JSON.stringify(descriptor, null, 2));
+  const descriptorFile = options.descriptorFile ?? (options.dataDir ? join(options.dataDir, 'sandbox.json') : undefined);
+  if (descriptorFile) writeFileSync(descriptorFile, `${JSON.stringify(descriptor, null, 2)}\n`);
 
   let stopped: Promise<void> | undefined;
   const stop = () =>

@@ -7,7 +7,7 @@ import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.
 
 const SNAPSHOT_FILE = 'network.json';
 const SNAPSHOT_VERSION = 1;
-const DEBOUNCE_MS = 500;
+const DEBOUNCE_MS = 1000;
 
 export interface Snapshot {
   version: number;
@@ -38,6 +38,7 @@ function fromStored(stored: StoredAccount): Account {
     phoneIdentity: {
       ...stored.phoneIdentity,
       inbox: stored.phoneIdentity.inbox as PhoneInboxEntry[],
+      undecrypted: stored.phoneIdentity.undecrypted ?? [],
       sessions: new Map(stored.phoneIdentity.sessions),
     },
     devices: new Map(

@@ -31,6 +31,8 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
   ctx.network.rememberOrigin(id, { phone: ctx.account.phone, device: ctx.device });
   if (destination) ctx.network.notePeers(ctx.account, destination.account);
   const recipientUser = node.attrs.recipient ?? (destination ? userJidLike(destination.account, to) : to);
+  // The server ack goes first: a receipt (e.g. from a phone) must not overtake it.
+  ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
 
   for (const { jid, enc } of targets) {
     const target = ctx.network.accounts.resolve(jid);
@@ -53,14 +55,11 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
     if (deviceIdentity) content.push(deviceIdentity);
     const stanza: BinaryNode = { tag: 'message', attrs, content };
     if (target.device === 0) {
-      ctx.phones.receive(target.account, ctx.account, ctx.device, stanza).catch((err: unknown) => {
-        ctx.network.logger.warn({ err, messageId: id }, 'phone could not decrypt a message');
-      });
+      ctx.phones.receive(target.account, ctx.account, ctx.device, stanza);
     } else if (!(target.account === ctx.account && target.device === ctx.device)) {
       ctx.network.deliver(target.account, target.device, stanza);
     }
   }
-  ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
 }
 
 /** The destination user's JID in the addressing the sender used. */

@@ -19,6 +19,8 @@ export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
   const senderAccount = origin ? ctx.network.accounts.get(origin.phone) : addressed?.account;
   if (!senderAccount || senderAccount === ctx.account) return;
   const senderDevice = origin?.device ?? addressed?.device ?? 0;
+  const kind = !type || type === 'inactive' ? 'delivery' : type;
+  if (kind !== 'retry' && !ctx.network.firstReceipt(id, kind)) return;
   const attrs: Record<string, string> = {
     from: pnJid(ctx.account.phone),
     id,

@@ -24,6 +24,7 @@ export function newPhoneIdentity(): PhoneIdentity {
     signedPreKey: { keyId: 1, keyPair: signedPair, signature: Buffer.from(signed.signature) },
     sessions: new Map(),
     inbox: [],
+    undecrypted: [],
   };
 }
 
@@ -81,6 +82,10 @@ export class AccountRegistry {
     const account = this.byPhone.get(phone);
     if (!account) throw new NotFoundError(`unknown phone ${phone}`);
     return account;
+  }
+
+  size(): number {
+    return this.byPhone.size;
   }
 
   all(): IterableIterator<Account> {

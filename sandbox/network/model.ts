@@ -42,6 +42,17 @@ export interface PhoneIdentity {
   /** libsignal session records by "name.device", serialized. */
   sessions: Map<string, unknown>;
   inbox: PhoneInboxEntry[];
+  /** Ciphertexts from other numbers' companions, decrypted in order when the inbox is read. */
+  undecrypted: PendingCiphertext[];
+}
+
+export interface PendingCiphertext {
+  id: string;
+  senderPhone: string;
+  senderDevice: number;
+  type: string;
+  ciphertext: Buffer;
+  timestamp: number;
 }
 
 export interface Account {
@@ -56,3 +67,4 @@ export interface Account {
 }
 
 export const INBOX_LIMIT = 1000;
+export const UNDECRYPTED_LIMIT = 5000;

@@ -17,6 +17,8 @@ export interface DeviceConnection {
 export interface MessageOrigin {
   phone: string;
   device: number;
+  /** Receipt types already forwarded to the sender: like WhatsApp, one per message and type. */
+  forwarded?: Set<string>;
 }
 
 const ORIGIN_LIMIT = 200_000;
@@ -110,6 +112,19 @@ export class Network {
 
   originOf(messageId: string): MessageOrigin | undefined {
     return this.origins.get(messageId);
+  }
+
+  /**
+   * True the first time a receipt of `type` for a message is seen: the sender hears "delivered"
+   * once however many recipient devices got it (and "read" once).
+   */
+  firstReceipt(messageId: string, type: string): boolean {
+    const origin = this.origins.get(messageId);
+    if (!origin) return true;
+    origin.forwarded ??= new Set();
+    if (origin.forwarded.has(type)) return false;
+    origin.forwarded.add(type);
+    return true;
   }
 
   notePeers(a: Account, b: Account): void {

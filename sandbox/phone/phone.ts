@@ -10,7 +10,7 @@ import {
 import { ProtocolAddress, SessionBuilder, SessionCipher, type SignalStorage } from 'libsignal';
 import type { Network } from '../network/network.js';
 import type { Account, CompanionDevice } from '../network/model.js';
-import { INBOX_LIMIT } from '../network/model.js';
+import { INBOX_LIMIT, UNDECRYPTED_LIMIT, type PhoneInboxEntry } from '../network/model.js';
 import { lidJid, pnJid } from '../network/jids.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
@@ -124,26 +124,62 @@ export class Phones {
   }
 
   /**
-   * A companion's message addressed to this phone: decrypt (keeping the ratchet in step even
-   * for copies of our own companions' sends), keep it in the inbox, answer a delivery receipt.
+   * A companion's message addressed to this phone. Copies of our own companions' sends are not
+   * kept (the phone never shows them). Others' messages are answered with a delivery receipt at
+   * once and kept as ciphertext: decrypting costs more than routing, so it waits until the
+   * inbox is read (`readInbox`), in arrival order, which is what the Signal ratchet needs.
    */
-  async receive(phone: Account, sender: Account, senderDevice: number, stanza: BinaryNode): Promise<void> {
+  receive(phone: Account, sender: Account, senderDevice: number, stanza: BinaryNode): void {
+    if (sender === phone) return;
     const enc = Array.isArray(stanza.content) ? stanza.content.find((n) => n.tag === 'enc') : undefined;
     if (!enc || !(enc.content instanceof Uint8Array)) return;
-    const cipher = new SessionCipher(this.store(phone), this.address(sender, senderDevice));
-    const padded =
-      enc.attrs.type === 'pkmsg'
-        ? await cipher.decryptPreKeyWhisperMessage(enc.content)
-        : await cipher.decryptWhisperMessage(enc.content);
-    const message = proto.Message.decode(unpadRandomMax16(padded));
     const id = stanza.attrs.id ?? '';
-    if (sender !== phone) {
-      this.record(phone, { id, from: pnJid(sender.phone), ...summarize(message), timestamp: Number(stanza.attrs.t) || now() });
-      this.network.deliver(sender, senderDevice, {
-        tag: 'receipt',
-        attrs: { from: pnJid(phone.phone), id, t: String(now()) },
-      });
+    const pending = phone.phoneIdentity.undecrypted;
+    pending.push({
+      id,
+      senderPhone: sender.phone,
+      senderDevice,
+      type: enc.attrs.type ?? 'msg',
+      ciphertext: Buffer.from(enc.content),
+      timestamp: Number(stanza.attrs.t) || now(),
+    });
+    if (pending.length > UNDECRYPTED_LIMIT) void this.decryptPending(phone);
+    this.network.changed();
+    if (this.network.firstReceipt(id, 'delivery')) {
+      this.network.deliver(sender, senderDevice, { tag: 'receipt', attrs: { from: pnJid(phone.phone), id, t: String(now()) } });
     }
+  }
+
+  /** What device 0 received, decrypted: GET /phones/:phone/messages. */
+  async readInbox(phone: Account): Promise<PhoneInboxEntry[]> {
+    await this.decryptPending(phone);
+    return phone.phoneIdentity.inbox;
+  }
+
+  private decrypting = new Map<string, Promise<void>>();
+
+  private decryptPending(phone: Account): Promise<void> {
+    const previous = this.decrypting.get(phone.phone) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const pending = phone.phoneIdentity.undecrypted.splice(0);
+      for (const item of pending) {
+        const sender = this.network.accounts.get(item.senderPhone);
+        if (!sender) continue;
+        try {
+          const cipher = new SessionCipher(this.store(phone), this.address(sender, item.senderDevice));
+          const padded =
+            item.type === 'pkmsg'
+              ? await cipher.decryptPreKeyWhisperMessage(item.ciphertext)
+              : await cipher.decryptWhisperMessage(item.ciphertext);
+          const message = proto.Message.decode(unpadRandomMax16(padded));
+          this.record(phone, { id: item.id, from: pnJid(sender.phone), ...summarize(message), timestamp: item.timestamp });
+        } catch (err) {
+          this.network.logger.warn({ err, messageId: item.id }, 'phone could not decrypt a message');
+        }
+      }
+    });
+    this.decrypting.set(phone.phone, next);
+    return next;
   }
 
   /** A retry receipt for a message this phone sent: rebuild the session and send it again. */

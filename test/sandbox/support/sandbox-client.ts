@@ -146,9 +146,19 @@ export class SandboxClient {
     return waitFor(() => this.messages.find(predicate), what, timeoutMs);
   }
 
-  waitForStatus(messageId: string, minStatus: number, timeoutMs = 30_000): Promise<WAMessageUpdate> {
+  /**
+   * Resolves once a sent message reached `minStatus` (proto.WebMessageInfo.Status). Baileys
+   * reports it as a messages.update, or, when the receipt arrived while its event buffer held
+   * the message's own upsert, folded into that upsert's `status`.
+   */
+  waitForStatus(messageId: string, minStatus: number, timeoutMs = 30_000): Promise<number> {
     return waitFor(
-      () => this.updates.find((u) => u.key.id === messageId && (u.update.status ?? 0) >= minStatus),
+      () => {
+        const fromUpdates = this.updates.filter((u) => u.key.id === messageId).map((u) => u.update.status ?? 0);
+        const fromUpserts = this.messages.filter((m) => m.key.id === messageId).map((m) => m.status ?? 0);
+        const best = Math.max(0, ...fromUpdates, ...fromUpserts);
+        return best >= minStatus ? best : undefined;
+      },
       `status >= ${minStatus} for ${messageId}`,
       timeoutMs,
     );
