@@ -2,11 +2,12 @@ import type { Logger } from '../../core/logger.js';
 import type { Queues, Received } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
 import { isValidAccountId } from '../../core/jid.js';
+import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import type { CommandHandler, CommandHandlers, CommandOutcome } from './outcome.js';
 import { retryLater } from './outcome.js';
 
 export interface ConsumerDeps {
-  queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility'>;
+  queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility' | 'sendCommand'>;
   handlers: CommandHandlers;
   logger: Logger;
   /** Long-poll seconds per receive; stop() may wait this long (shorter in tests). */
@@ -20,6 +21,8 @@ export interface CommandConsumer {
 
 /** Retry delay after a handler threw: the redrive policy sends a command that keeps failing to the DLQ. */
 const ERROR_RETRY_SECONDS = 5;
+/** Seconds before a command for an account another connector runs is visible again (for it). */
+const HAND_BACK_SECONDS = 2;
 /** Visibility while a command runs: longer than any send (uploads, conversions) may take. */
 const IN_FLIGHT_VISIBILITY_SECONDS = 120;
 
@@ -53,12 +56,28 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
         outcome = retryLater(ERROR_RETRY_SECONDS, error instanceof Error ? error.message : String(error));
       }
     }
-    if (outcome.kind === 'done') {
-      log.info({ note: outcome.note }, 'command done');
-      await queues.ackCommand(received.receiptHandle);
-    } else {
-      log.info({ reason: outcome.reason, delaySeconds: outcome.delaySeconds }, 'command returned to the queue');
-      await queues.changeCommandVisibility(received.receiptHandle, outcome.delaySeconds);
+    switch (outcome.kind) {
+      case 'done':
+        log.info({ note: outcome.note }, 'command done');
+        await queues.ackCommand(received.receiptHandle);
+        return;
+      case 'retry_later':
+        log.info({ reason: outcome.reason, delaySeconds: outcome.delaySeconds }, 'command returned to the queue');
+        await queues.changeCommandVisibility(received.receiptHandle, outcome.delaySeconds);
+        return;
+      case 'not_ours':
+        if (received.receiveCount >= MAX_RECEIVE_COUNT - 1) {
+          // Handing it back once more could move it to the dead-letter queue although its owner
+          // is alive and would run it: queue a copy (new deduplication id) and drop this one.
+          // The copy goes behind commands of the account already queued, a rare reordering.
+          log.info('command re-queued for the connector that runs the account');
+          await queues.sendCommand({ ...command, commandId: `${command.commandId}.${received.receiveCount}` });
+          await queues.ackCommand(received.receiptHandle);
+          return;
+        }
+        log.debug('command handed back to the connector that runs the account');
+        await queues.changeCommandVisibility(received.receiptHandle, HAND_BACK_SECONDS);
+        return;
     }
   }
 

@@ -5,7 +5,7 @@ import type { Table } from '../../core/store/table.js';
 import type { CommandOf } from '../../core/schemas/command.js';
 import type { Ownership } from '../ownership/ownership.js';
 import type { SessionRegistry } from '../session/session-registry.js';
-import { done, retryLater, type CommandOutcome } from './outcome.js';
+import { done, notOurs, type CommandOutcome } from './outcome.js';
 
 export interface LifecycleDeps {
   table: Table;
@@ -14,9 +14,6 @@ export interface LifecycleDeps {
   ownership: Ownership;
   logger: Logger;
 }
-
-/** Seconds before a command for an account owned by another connector is visible again. */
-export const OWNED_ELSEWHERE_RETRY_SECONDS = 2;
 
 export function lifecycleHandlers(deps: LifecycleDeps) {
   const { registry, ownership } = deps;
@@ -35,7 +32,7 @@ export function lifecycleHandlers(deps: LifecycleDeps) {
           await registry.get(command.accountId)?.republishStatus();
           return done('session already running');
         case 'owned_elsewhere':
-          return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+          return notOurs();
         case 'account_not_found':
           return done('account does not exist');
       }
@@ -43,7 +40,7 @@ export function lifecycleHandlers(deps: LifecycleDeps) {
 
     async disconnect(command: CommandOf<'disconnect'>): Promise<CommandOutcome> {
       if (await belongsElsewhere(command.accountId)) {
-        return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+        return notOurs();
       }
       await registry.stop(command.accountId, 'not_started');
       return done('session closed');
@@ -51,7 +48,7 @@ export function lifecycleHandlers(deps: LifecycleDeps) {
 
     async delete_account(command: CommandOf<'delete_account'>): Promise<CommandOutcome> {
       if (await belongsElsewhere(command.accountId)) {
-        return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+        return notOurs();
       }
       await registry.end(command.accountId);
       const counts = await deleteAccountData(deps.table, deps.mediaStore, command.accountId, command.payload.collectionName);

@@ -3,11 +3,13 @@ import type { CommandOf, CommandType } from '../../core/schemas/command.js';
 /**
  * What handling a command came to. `done`: remove it from the queue (it succeeded, failed for
  * good with the failure recorded, or was a duplicate). `retry_later`: put it back, visible again
- * after `delaySeconds` (another connector owns the account, or a transient error).
+ * after `delaySeconds` (a transient error; repeated failures end in the dead-letter queue).
+ * `not_ours`: another connector runs the account; the command goes back for it.
  */
 export type CommandOutcome =
   | { kind: 'done'; note: string }
-  | { kind: 'retry_later'; delaySeconds: number; reason: string };
+  | { kind: 'retry_later'; delaySeconds: number; reason: string }
+  | { kind: 'not_ours' };
 
 export const done = (note: string): CommandOutcome => ({ kind: 'done', note });
 export const retryLater = (delaySeconds: number, reason: string): CommandOutcome => ({
@@ -15,6 +17,8 @@ export const retryLater = (delaySeconds: number, reason: string): CommandOutcome
   delaySeconds,
   reason,
 });
+
+export const notOurs = (): CommandOutcome => ({ kind: 'not_ours' });
 
 export type CommandHandler<T extends CommandType> = (command: CommandOf<T>) => Promise<CommandOutcome>;
 

@@ -12,8 +12,7 @@ import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media
 import type { Ownership } from '../ownership/ownership.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
 import type { SessionRegistry } from '../session/session-registry.js';
-import { OWNED_ELSEWHERE_RETRY_SECONDS } from './lifecycle-handlers.js';
-import { done, retryLater, type CommandOutcome } from './outcome.js';
+import { done, notOurs, type CommandOutcome } from './outcome.js';
 
 export interface SendDeps {
   table: Table;
@@ -94,7 +93,7 @@ export function sendHandlers(deps: SendDeps) {
     const session = registry.get(accountId);
     if (!session) {
       if (await deps.ownership.ownedElsewhere(accountId)) {
-        return retryLater(OWNED_ELSEWHERE_RETRY_SECONDS, 'account runs on another connector');
+        return notOurs();
       }
       return fail('account is not connected');
     }

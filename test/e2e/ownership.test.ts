@@ -4,6 +4,7 @@ import { createAccount } from '../../core/store/accounts.js';
 import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
 import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
+import type { Connector } from '../../connector/connector.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 import { waitFor } from './support/wait.js';
@@ -16,6 +17,7 @@ import { waitFor } from './support/wait.js';
 describe('connector restart and account ownership', () => {
   let gw: Gateway;
   let child: ChildConnector | undefined;
+  let extra: Connector | undefined;
   const alice = { id: 'ownalice', phone: '15550200001' };
   const bob = { id: 'ownbob', phone: '15550200002' };
 
@@ -72,13 +74,21 @@ describe('connector restart and account ownership', () => {
     await gw.waitForStatus(bob.id, 'connected');
 
     const { connector: second } = await gw.startExtraConnector();
+    extra = second;
     await second.registry.waitForScans(3);
     expect(second.registry.accountIds()).toEqual([]);
     expect((await findLease(gw.table, alice.id))?.owner).toContain(childOwner);
     expect(gw.sandbox.core.network.onlineCount()).toBe(2);
+
+    // Either connector may receive the command; the one that does not own the account hands it back.
+    const { messageId, outbound } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'while two connectors run');
+    expect(outbound.status).toBe('sent');
+    await waitFor('bob to receive it', () => findMessage(gw.table, bob.id, messageId));
+    expect(second.registry.accountIds()).toEqual([]);
   });
 
   it('when the first connector dies, the second takes its accounts over', async () => {
+    const second = extra!;
     const diedAt = Date.now();
     await child!.kill();
     const takeoverOwner = await waitFor(
@@ -92,10 +102,29 @@ describe('connector restart and account ownership', () => {
     await gw.waitForStatus(alice.id, 'connected');
     await gw.waitForStatus(bob.id, 'connected');
     console.info(`takeover after ${Date.now() - diedAt} ms by ${takeoverOwner}`);
+    expect(takeoverOwner).toBe(second.ownerId);
+    expect(second.registry.accountIds().sort()).toEqual([alice.id, bob.id].sort());
     expect(gw.sandbox.core.network.onlineCount()).toBe(2);
 
     const { messageId, outbound } = await sendText(bob.id, `${alice.phone}@s.whatsapp.net`, 'after takeover');
     expect(outbound.status).toBe('sent');
     await waitFor('alice to receive it', () => findMessage(gw.table, alice.id, messageId));
+  });
+
+  it('SIGTERM: the connector process closes its sockets, releases its leases and exits 0', async () => {
+    await extra!.stop();
+    expect(await findLease(gw.table, alice.id)).toBeUndefined();
+    await gw.waitForStatus(alice.id, 'reconnecting');
+
+    child = spawnConnector(gw.env);
+    const childOwner = `:${child.pid}:`;
+    await waitFor('the new process to own alice', async () => (await findLease(gw.table, alice.id))?.owner.includes(childOwner));
+    await gw.waitForStatus(alice.id, 'connected');
+    await gw.waitForStatus(bob.id, 'connected');
+
+    expect(await child.terminate()).toBe(0);
+    expect(await findLease(gw.table, alice.id)).toBeUndefined();
+    expect(await findLease(gw.table, bob.id)).toBeUndefined();
+    await gw.waitForStatus(alice.id, 'reconnecting', 5_000);
   });
 });

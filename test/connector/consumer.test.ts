@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCommandId } from '../../core/ids.js';
+import { createQueues, type Queues } from '../../core/queues.js';
+import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
+import type { Command } from '../../core/schemas/command.js';
+import { startCommandConsumer } from '../../connector/commands/consumer.js';
+import { done, notOurs, retryLater, type CommandHandlers, type CommandOutcome } from '../../connector/commands/outcome.js';
+import { waitFor } from '../e2e/support/wait.js';
+import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+
+/** Every command type answered by one function (the consumer does not care which type it is). */
+function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): CommandHandlers {
+  return {
+    connect: handle,
+    disconnect: handle,
+    delete_account: handle,
+    send_text: handle,
+    send_reply: handle,
+    send_media: handle,
+    send_reaction: handle,
+    delete_message: handle,
+  };
+}
+
+describe('command consumer', () => {
+  let stack: TestStack;
+  let queues: Queues;
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    queues = createQueues(stack.config, stack.clients, silentLogger);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('runs the commands of one account in queue order', async () => {
+    const seen: string[] = [];
+    const consumer = startCommandConsumer({
+      queues,
+      logger: silentLogger,
+      waitSeconds: 1,
+      handlers: handlersFrom(async (command) => {
+        seen.push(command.type === 'send_text' ? command.payload.text : command.type);
+        return done('ok');
+      }),
+    });
+    try {
+      for (const text of ['one', 'two', 'three']) {
+        await queues.sendCommand({
+          type: 'send_text',
+          accountId: 'ordered',
+          commandId: newCommandId(),
+          payload: { messageId: newCommandId().replaceAll('-', ''), to: '15550000001@s.whatsapp.net', text },
+        });
+      }
+      await waitFor('three commands', () => seen.length >= 3);
+      expect(seen).toEqual(['one', 'two', 'three']);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('a command for an account another connector runs is handed back, and re-queued before the dead-letter limit', async () => {
+    const deliveries: string[] = [];
+    const consumer = startCommandConsumer({
+      queues,
+      logger: silentLogger,
+      waitSeconds: 1,
+      handlers: handlersFrom(async (command) => {
+        deliveries.push(command.commandId);
+        // The "owner" only picks it up once it has been re-queued.
+        return command.commandId.includes('.') ? done('ran') : notOurs();
+      }),
+    });
+    try {
+      const commandId = newCommandId();
+      await queues.sendCommand({ type: 'connect', accountId: 'elsewhere', commandId, payload: {} });
+      await waitFor('the re-queued copy to run', () => deliveries.some((id) => id.includes('.')), { timeoutMs: 60_000 });
+      expect(deliveries.filter((id) => id === commandId)).toHaveLength(MAX_RECEIVE_COUNT - 1);
+      expect(deliveries.at(-1)).toBe(`${commandId}.${MAX_RECEIVE_COUNT - 1}`);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
+  it('a handler that throws leaves the command in the queue for a later try', async () => {
+    let attempts = 0;
+    const consumer = startCommandConsumer({
+      queues,
+      logger: silentLogger,
+      waitSeconds: 1,
+      handlers: handlersFrom(async () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('transient');
+        return attempts === 2 ? retryLater(0, 'not yet') : done('ok');
+      }),
+    });
+    try {
+      await queues.sendCommand({ type: 'disconnect', accountId: 'flaky', commandId: newCommandId(), payload: {} });
+      await waitFor('the third attempt', () => attempts >= 3, { timeoutMs: 60_000 });
+      expect(attempts).toBe(3);
+    } finally {
+      await consumer.stop();
+    }
+  });
+});
