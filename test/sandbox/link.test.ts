@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import { linkClient, waitFor, type SandboxClient } from './support/sandbox-client.js';
 
 describe('sandbox: handshake, QR, scan, 515, login', () => {
   let sandbox: RunningSandbox;
@@ -24,6 +24,10 @@ describe('sandbox: handshake, QR, scan, 515, login', () => {
     expect(client.jid).toMatch(/^15550001001:1@s\.whatsapp\.net$/);
     expect(client.auth.creds.me?.lid).toMatch(/^\d+:1@lid$/);
     expect(client.closeCodes).toContain(515);
+    // The phone's history bootstrap arrives and Baileys finishes its initial app-state sync
+    // (instead of waiting 20 s for it).
+    await waitFor(() => client.historySyncs > 0, 'the history bootstrap');
+    await waitFor(() => (client.auth.creds.accountSyncCounter ?? 0) > 0, 'the initial sync to complete');
     expect(client.unexpectedErrors).toEqual([]);
   });
 });

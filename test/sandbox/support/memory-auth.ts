@@ -4,11 +4,17 @@ import { initAuthCreds, type AuthenticationState, type SignalDataTypeMap } from 
  * Baileys auth state held in memory: survives reconnects (and sandbox restarts) for as long as
  * the test process keeps the object, and costs no disk I/O (benchmarks link hundreds).
  */
-export function memoryAuthState(): AuthenticationState {
+export interface MemoryAuthState extends AuthenticationState {
+  /** Ids of the stored keys of one type (e.g. 'session'), for tests that tamper with them. */
+  keyIds(type: keyof SignalDataTypeMap): string[];
+}
+
+export function memoryAuthState(): MemoryAuthState {
   const creds = initAuthCreds();
   const data = new Map<string, unknown>();
   return {
     creds,
+    keyIds: (type) => [...data.keys()].filter((k) => k.startsWith(`${type}:`)).map((k) => k.slice(type.length + 1)),
     keys: {
       async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
         const out: { [id: string]: SignalDataTypeMap[T] } = {};

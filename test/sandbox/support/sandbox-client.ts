@@ -2,7 +2,6 @@ import { Writable } from 'node:stream';
 import {
   DisconnectReason,
   makeWASocket,
-  type AuthenticationState,
   type WAMessage,
   type WAMessageUpdate,
   type WASocket,
@@ -10,7 +9,7 @@ import {
 import { pino } from 'pino';
 import type { RunningSandbox, SandboxDescriptor } from '../../../sandbox/index.js';
 import { sandboxSocketOptions } from '../../../sandbox/client.js';
-import { memoryAuthState } from './memory-auth.js';
+import { memoryAuthState, type MemoryAuthState } from './memory-auth.js';
 
 export interface LogEntry {
   level: number;
@@ -56,7 +55,7 @@ export async function pollUntil<T>(check: () => Promise<T | undefined>, what: st
 export interface ClientOptions {
   /** Reconnect after any close except logout (515 restarts are always followed). Default true. */
   autoReconnect?: boolean;
-  auth?: AuthenticationState;
+  auth?: MemoryAuthState;
 }
 
 /**
@@ -65,7 +64,7 @@ export interface ClientOptions {
  */
 export class SandboxClient {
   sock: WASocket | undefined;
-  readonly auth: AuthenticationState;
+  readonly auth: MemoryAuthState;
   readonly messages: WAMessage[] = [];
   /** How each message id arrived: 'notify' (live) or 'append' (offline backlog, history). */
   readonly upsertTypes = new Map<string, string>();
@@ -73,6 +72,8 @@ export class SandboxClient {
   readonly closeCodes: number[] = [];
   readonly errors: LogEntry[] = [];
   openCount = 0;
+  /** History sync payloads received (the phone's INITIAL_BOOTSTRAP after linking). */
+  historySyncs = 0;
   qr: string | undefined;
   private stopped = false;
   private readonly autoReconnect: boolean;
@@ -123,6 +124,7 @@ export class SandboxClient {
       this.messages.push(...messages);
     });
     sock.ev.on('messages.update', (updates) => this.updates.push(...updates));
+    sock.ev.on('messaging-history.set', () => this.historySyncs++);
     sock.ev.on('connection.update', ({ connection, qr, lastDisconnect }) => {
       if (qr) this.qr = qr;
       if (connection === 'open') this.openCount++;
