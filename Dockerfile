@@ -44,4 +44,5 @@ COPY package.json ./
 # root-only 0755.
 VOLUME ["/tmp"]
 USER node
-CMD ["node", "--enable-source-maps", "dist/connector/main.mjs"]
+# Baileys keeps an AsyncLocalStorage per socket; on Node 22 this flag keeps their cost O(1) per promise.
+CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/connector/main.mjs"]

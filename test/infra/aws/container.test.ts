@@ -40,7 +40,7 @@ describe('Dockerfile', () => {
   it('the runtime stage runs as the unprivileged node user and starts the connector', () => {
     const users = runtime?.lines.filter((l) => l.startsWith('USER ')) ?? [];
     expect(users.at(-1)).toBe('USER node');
-    expect(runtime?.lines.at(-1)).toBe('CMD ["node", "--enable-source-maps", "dist/connector/main.mjs"]');
+    expect(runtime?.lines.at(-1)).toBe('CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/connector/main.mjs"]');
   });
 
   it('declares /tmp a volume, so the Fargate mount there stays writable for the node user', () => {
