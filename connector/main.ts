@@ -9,7 +9,17 @@ import { startConnector } from './connector.js';
  * CREATE_RESOURCES=true), then the connector. SIGINT/SIGTERM: stop taking commands, finish the
  * ones in flight, close sockets, release leases, exit.
  */
+/**
+ * Baileys keeps an AsyncLocalStorage per socket. On Node 22 each one is an async hook, so every
+ * promise in the process pays for every account: with hundreds of accounts the connector spends
+ * its CPU there. `--experimental-async-context-frame` (the default from Node 24) makes that O(1).
+ */
+const ASYNC_CONTEXT_FRAME_FLAG = '--experimental-async-context-frame';
+
 async function main(): Promise<void> {
+  if (!process.execArgv.includes(ASYNC_CONTEXT_FRAME_FLAG) && Number(process.versions.node.split('.')[0]) < 24) {
+    logger.warn(`start node with ${ASYNC_CONTEXT_FRAME_FLAG}: without it CPU per message grows with the number of accounts`);
+  }
   const config = loadConfig();
   const clients = createClients(config);
   if (config.CREATE_RESOURCES) await ensureResources(config, clients, logger);

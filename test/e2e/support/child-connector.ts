@@ -4,6 +4,8 @@ import type { LogLine } from './log-capture.js';
 import { waitFor } from './wait.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+/** How the connector is meant to run on Node 22 (see connector/main.ts). */
+const CONNECTOR_NODE_FLAGS = ['--experimental-async-context-frame'];
 
 export interface ChildConnector {
   process: ChildProcess;
@@ -21,7 +23,7 @@ export interface ChildConnector {
  * endpoints and sandbox settings from the harness). Its JSON log lines are parsed from stdout.
  */
 export function spawnConnector(env: Record<string, string>, nodeFlags: string[] = []): ChildConnector {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'connector/main.ts'], {
+  const child = spawn(process.execPath, [...CONNECTOR_NODE_FLAGS, ...nodeFlags, '--import', 'tsx', 'connector/main.ts'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
