@@ -3,12 +3,13 @@ import { startSandbox } from './index.js';
 
 /**
  * `npm run sandbox`: runs the network in the foreground and prints its descriptor.
- * SANDBOX_PORT / SANDBOX_CONTROL_PORT / SANDBOX_MEDIA_PORT (0 = any free port) and
+ * SANDBOX_PORT / SANDBOX_CONTROL_PORT / SANDBOX_MEDIA_PORT (0 = any free port; unset = the
+ * ports of the previous run when they are free, else any) and
  * DATA_DIR (default ./data): state in DATA_DIR/sandbox/, the descriptor in DATA_DIR/sandbox.json
  * (SANDBOX_IN_MEMORY=1 keeps nothing on disk).
  */
-const port = (name: string, fallback: number) => {
-  const value = Number(process.env[name] ?? fallback);
+const port = (name: string) => {
+  const value = Number(process.env[name]);
   if (!Number.isInteger(value) || value < 0 || value > 65535) throw new Error(`${name} must be a port number`);
   return value;
 };
@@ -16,11 +17,15 @@ const port = (name: string, fallback: number) => {
 const inMemory = process.env.SANDBOX_IN_MEMORY === '1';
 const baseDir = resolve(process.env.DATA_DIR ?? './data');
 const dataDir = inMemory ? undefined : resolve(baseDir, 'sandbox');
+const descriptorFile = inMemory ? undefined : resolve(baseDir, 'sandbox.json');
+const portsGiven = ['SANDBOX_PORT', 'SANDBOX_CONTROL_PORT', 'SANDBOX_MEDIA_PORT'].some((name) => process.env[name]);
 const sandbox = await startSandbox({
-  descriptorFile: inMemory ? undefined : resolve(baseDir, 'sandbox.json'),
-  port: port('SANDBOX_PORT', 0),
-  controlPort: port('SANDBOX_CONTROL_PORT', 0),
-  mediaPort: port('SANDBOX_MEDIA_PORT', 0),
+  descriptorFile,
+  port: process.env.SANDBOX_PORT ? port('SANDBOX_PORT') : undefined,
+  controlPort: process.env.SANDBOX_CONTROL_PORT ? port('SANDBOX_CONTROL_PORT') : undefined,
+  mediaPort: process.env.SANDBOX_MEDIA_PORT ? port('SANDBOX_MEDIA_PORT') : undefined,
+  // Without explicit ports, a restart keeps the previous ones (the gateway's WA_WS_URL stays valid).
+  reusePorts: !portsGiven,
   dataDir,
 });
 const { descriptor } = sandbox;

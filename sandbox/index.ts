@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { generateNoiseKeys, generateTlsMaterial, isUsableTlsMaterial } from './certs.js';
@@ -11,7 +10,8 @@ import { createControlApi } from './control-api.js';
 import { SandboxCore } from './core.js';
 import { createSandboxLogger, type Logger } from './log.js';
 import { startMediaHost } from './media-host.js';
-import { Persistence } from './persistence.js';
+import { Persistence, type Snapshot } from './persistence.js';
+import { listenLocal } from './listen.js';
 
 export interface SandboxOptions {
   /** WebSocket chat port; 0 = any free port. */
@@ -20,6 +20,11 @@ export interface SandboxOptions {
   mediaPort?: number;
   /** State survives restarts when set; in memory otherwise. */
   dataDir?: string;
+  /**
+   * Ports not given default to those of the previous run saved in dataDir, when still free
+   * (else any free port).
+   */
+  reusePorts?: boolean;
   /** Where to also write the descriptor as JSON; default `dataDir/sandbox.json` when there is a dataDir. */
   descriptorFile?: string;
   logger?: Logger;
@@ -42,14 +47,6 @@ export interface RunningSandbox {
 
 const MAX_WS_PAYLOAD = 32 * 1024 * 1024;
 
-function listen(server: Server | WebSocketServer | import('node:http').Server, port: number): Promise<number> {
-  const target = server as Server;
-  return new Promise((resolve, reject) => {
-    target.once('error', reject);
-    target.listen(port, '127.0.0.1', () => resolve((target.address() as AddressInfo).port));
-  });
-}
-
 /** Starts the chat endpoint, media host and control API on 127.0.0.1. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const logger = options.logger ?? createSandboxLogger();
@@ -57,7 +54,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const noiseKeys = restored?.noiseKeys ?? generateNoiseKeys();
   const tls = restored?.tls && isUsableTlsMaterial(restored.tls) ? restored.tls : generateTlsMaterial();
 
+  const previousPorts = options.reusePorts ? restored?.ports : undefined;
+  const anyPortIfTaken = !!previousPorts;
   let persistence: Persistence | undefined;
+  let ports: Snapshot['ports'];
   const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule());
   for (const account of restored?.accounts ?? []) core.network.accounts.add(account);
   if (options.dataDir) {
@@ -66,8 +66,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       noiseKeys,
       tls,
       accounts: [...core.network.accounts.all()],
+      ports,
     }));
-    persistence.schedule();
   }
 
   const fileDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'wa-sandbox-'));
@@ -76,21 +76,33 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 
   const media = await startMediaHost({
     tls,
-    port: options.mediaPort ?? 0,
+    port: options.mediaPort ?? previousPorts?.media ?? 0,
+    anyPortIfTaken,
     dir: options.dataDir ? join(options.dataDir, 'media') : undefined,
     logger,
   });
   core.network.mediaHost = media.host;
 
-  const chatServer = (await import('node:http')).createServer((_req, res) => {
+  const chatServer = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'websocket only' }));
   });
   const wss = new WebSocketServer({ server: chatServer, maxPayload: MAX_WS_PAYLOAD, perMessageDeflate: false });
   wss.on('connection', (ws) => new Connection(ws, core));
-  const chatPort = await listen(chatServer, options.port ?? 0);
-
   const controlServer = createAdaptorServer({ fetch: createControlApi(core).fetch }) as Server;
-  const controlPort = await listen(controlServer, options.controlPort ?? 0);
+  let chatPort: number;
+  let controlPort: number;
+  try {
+    chatPort = await listenLocal(chatServer, options.port ?? previousPorts?.chat ?? 0, anyPortIfTaken);
+    controlPort = await listenLocal(controlServer, options.controlPort ?? previousPorts?.control ?? 0, anyPortIfTaken);
+  } catch (err) {
+    chatServer.close();
+    controlServer.close();
+    await media.close();
+    throw err;
+  }
+
+  ports = { chat: chatPort, control: controlPort, media: Number(media.host.split(':')[1]) };
+  persistence?.schedule();
 
   const descriptor: SandboxDescriptor = {
     wsUrl: `ws://127.0.0.1:${chatPort}/ws/chat`,

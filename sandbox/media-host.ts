@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { listenLocal } from './listen.js';
 import type { TlsMaterial } from './certs.js';
 import type { Logger } from './log.js';
 
@@ -63,7 +63,13 @@ function json(res: ServerResponse, status: number, body: unknown) {
  * The HTTPS media host (sandbox-protocol.md §6): `POST /mms/TYPE/ENC_SHA256?auth&token` stores
  * the encrypted blob and answers `{url, direct_path}`; `GET /m/ID` serves it back (Range too).
  */
-export async function startMediaHost(opts: { tls: TlsMaterial; port: number; dir?: string; logger: Logger }): Promise<MediaHost> {
+export async function startMediaHost(opts: {
+  tls: TlsMaterial;
+  port: number;
+  anyPortIfTaken?: boolean;
+  dir?: string;
+  logger: Logger;
+}): Promise<MediaHost> {
   const store = blobStore(opts.dir);
   let host = '';
   const server = createServer({ key: opts.tls.keyPem, cert: opts.tls.certPem }, (req, res) => {
@@ -103,11 +109,7 @@ export async function startMediaHost(opts: { tls: TlsMaterial; port: number; dir
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, '127.0.0.1', () => resolve());
-  });
-  host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  host = `127.0.0.1:${await listenLocal(server, opts.port, opts.anyPortIfTaken)}`;
   return {
     server,
     host,

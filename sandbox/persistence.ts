@@ -14,6 +14,8 @@ export interface Snapshot {
   noiseKeys: NoiseKeys;
   tls: TlsMaterial;
   accounts: Account[];
+  /** Where the previous run listened (restarts may reuse them). */
+  ports?: { chat: number; control: number; media: number };
 }
 
 interface StoredDevice extends Omit<CompanionDevice, 'preKeys'> {

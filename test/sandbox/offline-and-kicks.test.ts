@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DisconnectReason } from '@whiskeysockets/baileys';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, waitFor, type SandboxClient } from './support/sandbox-client.js';
+import { linkClient, pollUntil, waitFor, type SandboxClient } from './support/sandbox-client.js';
 
 describe('sandbox: offline delivery and kicks', () => {
   let sandbox: RunningSandbox;
@@ -70,6 +70,20 @@ describe('sandbox: offline delivery and kicks', () => {
     await waitFor(() => bob.closeCodes.length > refusedAt, 'the refused login');
     expect(bob.closeCodes[refusedAt]).toBe(DisconnectReason.loggedOut);
     expect(bob.openCount).toBe(opens);
+  });
+
+  it('a client logging itself out unlinks its device', async () => {
+    const carol = await linkClient(sandbox, '15550004003');
+    try {
+      await carol.sock!.logout();
+      await waitFor(() => carol.closeCodes.includes(DisconnectReason.loggedOut), 'the logout close');
+      const info = async () =>
+        ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/15550004003`)).json()) as { devices: unknown[] }).devices;
+      await pollUntil(async () => ((await info()).length === 0 ? true : undefined), 'the device to be unlinked');
+      expect(carol.unexpectedErrors).toEqual([]);
+    } finally {
+      await carol.stop();
+    }
   });
 
   it('logs no Baileys errors beyond the expected stream errors', () => {

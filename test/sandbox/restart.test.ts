@@ -1,7 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { downloadMediaMessage } from '@whiskeysockets/baileys';
+import { sandboxMediaDownloadOptions } from '../../sandbox/client.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { linkClient, type SandboxClient } from './support/sandbox-client.js';
 
@@ -16,7 +19,7 @@ describe('sandbox: restart with a data directory', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('keeps linked devices logged in and delivers what was queued', async () => {
+  it('keeps its keys, ports, linked devices (no new QR), queued messages and media', async () => {
     sandbox = await startSandbox({ port: 0, dataDir });
     const written = JSON.parse(readFileSync(join(dataDir, 'sandbox.json'), 'utf8')) as unknown;
     expect(written).toEqual(sandbox.descriptor);
@@ -27,10 +30,14 @@ describe('sandbox: restart with a data directory', () => {
     clients.push(alice, bob);
     await bob.stop();
     const queued = await alice.sock!.sendMessage(bob.userJid, { text: 'survives a restart' });
+    const picture = randomBytes(50_000);
+    const queuedImage = await alice.sock!.sendMessage(bob.userJid, { image: picture, mimetype: 'image/jpeg', jpegThumbnail: '' });
     await alice.stop();
+    const before = sandbox.descriptor;
     await sandbox.stop();
 
-    sandbox = await startSandbox({ port: 0, dataDir });
+    sandbox = await startSandbox({ dataDir, reusePorts: true });
+    expect(sandbox.descriptor).toEqual(before);
     const aliceOpens = alice.openCount;
     const bobOpens = bob.openCount;
     alice.qr = undefined;
@@ -44,6 +51,9 @@ describe('sandbox: restart with a data directory', () => {
 
     const got = await bob.waitForMessage((m) => m.key.id === queued!.key.id, 'the queued message');
     expect(got.message?.conversation ?? got.message?.extendedTextMessage?.text).toBe('survives a restart');
+    const image = await bob.waitForMessage((m) => m.key.id === queuedImage!.key.id, 'the queued image');
+    const downloaded = await downloadMediaMessage(image, 'buffer', { options: sandboxMediaDownloadOptions(sandbox.descriptor) });
+    expect(Buffer.compare(downloaded, picture)).toBe(0);
     const reply = await bob.sock!.sendMessage(alice.userJid, { text: 'after restart' });
     await alice.waitForMessage((m) => m.key.id === reply!.key.id, 'a message after restart');
     expect(alice.unexpectedErrors).toEqual([]);
