@@ -88,6 +88,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   const wss = new WebSocketServer({ server: chatServer, maxPayload: MAX_WS_PAYLOAD, perMessageDeflate: false });
   wss.on('connection', (ws) => new Connection(ws, core));
+  // ws re-emits the HTTP server's errors; listen errors are handled by listenLocal.
+  wss.on('error', (err) => logger.debug({ err }, 'chat server error'));
   const controlServer = createAdaptorServer({ fetch: createControlApi(core).fetch }) as Server;
   let chatPort: number;
   let controlPort: number;
