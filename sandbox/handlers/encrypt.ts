@@ -109,6 +109,18 @@ function bundleFor(ctx: StanzaContext, account: Account, device: number): Binary
     companion.preKeys.delete(id);
     ctx.network.changed();
     nodes.push({ tag: 'key', attrs: {}, content: keyNode(id, value) });
+    if (companion.preKeys.size < PREKEY_LOW) warnPreKeysLow(ctx, account, companion.device, companion.preKeys.size);
   }
   return nodes;
+}
+
+/** Below this many one-time pre-keys, the device is told to upload more (as WhatsApp does). */
+const PREKEY_LOW = 5;
+
+function warnPreKeysLow(ctx: StanzaContext, account: Account, device: number, count: number): void {
+  ctx.network.connectionOf(account.phone, device)?.send({
+    tag: 'notification',
+    attrs: { from: 's.whatsapp.net', type: 'encrypt', id: `prekey-low-${Date.now()}-${device}`, t: String(Math.floor(Date.now() / 1000)) },
+    content: [{ tag: 'count', attrs: { value: String(count) } }],
+  });
 }

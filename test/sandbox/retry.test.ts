@@ -39,4 +39,29 @@ describe('sandbox: retry receipts', () => {
     expect(bob.errors.some((e) => e.msg === 'failed to decrypt message')).toBe(true);
     expect(alice.unexpectedErrors).toEqual([]);
   });
+
+  it('the phone answers a retry receipt by re-sending its message', async () => {
+    const send = (text: string) =>
+      fetch(`${sandbox.descriptor.controlUrl}/phones/15550008001/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ to: bob.userJid, text }),
+      }).then(async (res) => ((await res.json()) as { id: string }).id);
+    const first = await send('from the phone');
+    await bob.waitForMessage((m) => m.key.id === first, 'the phone message');
+
+    const aliceLidUser = alice.auth.creds.me!.lid!.split(/[:@]/)[0]!;
+    const lost = bob.auth.keyIds('session').filter((id) => id === `${aliceLidUser}_1.0`);
+    expect(lost).toHaveLength(1);
+    await bob.auth.keys.set({ session: { [lost[0]!]: null } });
+
+    const failuresBefore = bob.errors.filter((e) => e.msg === 'failed to decrypt message').length;
+    const second = await send('phone, again');
+    const got = await bob.waitForMessage(
+      (m) => m.key.id === second && !!(m.message?.conversation ?? m.message?.extendedTextMessage?.text),
+      'the phone re-sent message',
+    );
+    expect(got.message?.conversation).toBe('phone, again');
+    expect(bob.errors.filter((e) => e.msg === 'failed to decrypt message').length).toBeGreaterThan(failuresBefore);
+  });
 });

@@ -64,6 +64,13 @@ describe('sandbox: text between two companions', () => {
     expect(received.message?.protocolMessage?.key?.id).toBe(original!.key.id);
   });
 
+  it('routes a message addressed to a LID', async () => {
+    const bobLid = bob.auth.creds.me!.lid!.replace(/:\d+@/, '@');
+    const sent = await alice.sock!.sendMessage(bobLid, { text: 'to your lid' });
+    const got = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'the LID-addressed message');
+    expect(got.message?.conversation ?? got.message?.extendedTextMessage?.text).toBe('to your lid');
+  });
+
   it('logs no Baileys errors', () => {
     expect(alice.unexpectedErrors).toEqual([]);
     expect(bob.unexpectedErrors).toEqual([]);
