@@ -17,11 +17,14 @@ export interface DeviceConnection {
 export interface MessageOrigin {
   phone: string;
   device: number;
-  /** Receipt types already forwarded to the sender: like WhatsApp, one per message and type. */
-  forwarded?: Set<string>;
+  /** Bit set of receipt types already forwarded to the sender (RECEIPT_BITS). */
+  forwarded?: number;
 }
 
-const ORIGIN_LIMIT = 200_000;
+/** Receipt types the sender hears once per message, like WhatsApp, whatever the device count. */
+const RECEIPT_BITS: Record<string, number> = { delivery: 1, read: 2, played: 4 };
+
+const ORIGIN_LIMIT = 100_000;
 
 /**
  * The live network: accounts, who is online, offline queues, and which device sent which
@@ -120,10 +123,10 @@ export class Network {
    */
   firstReceipt(messageId: string, type: string): boolean {
     const origin = this.origins.get(messageId);
-    if (!origin) return true;
-    origin.forwarded ??= new Set();
-    if (origin.forwarded.has(type)) return false;
-    origin.forwarded.add(type);
+    const bit = RECEIPT_BITS[type];
+    if (!origin || !bit) return true;
+    if ((origin.forwarded ?? 0) & bit) return false;
+    origin.forwarded = (origin.forwarded ?? 0) | bit;
     return true;
   }
 
