@@ -5,9 +5,9 @@ import { FrameReader, encodeFrame } from './noise/framing.js';
 import { ServerHandshake, type HandshakeResult, type TransportCipher } from './noise/handshake.js';
 import type { DeviceConnection } from './network/network.js';
 import type { Account, CompanionDevice } from './network/model.js';
-import type { PendingCompanion } from './network/pairing.js';
+import { parseRegistration, type PendingCompanion } from './network/pairing.js';
 import type { SandboxCore } from './core.js';
-import { SERVER_JID, uintBE, type StanzaContext } from './handlers/context.js';
+import { SERVER_JID, type StanzaContext } from './handlers/context.js';
 import { dispatchStanza } from './handlers/dispatch.js';
 import { lidJid } from './network/jids.js';
 
@@ -107,30 +107,8 @@ export class Connection implements DeviceConnection {
   }
 
   private startPairing(noiseKey: Buffer, data: proto.ClientPayload.IDevicePairingRegistrationData): void {
-    const registrationId = uintBE(data.eRegid ? Buffer.from(data.eRegid) : undefined);
-    const keyId = uintBE(data.eSkeyId ? Buffer.from(data.eSkeyId) : undefined);
-    if (
-      registrationId === undefined ||
-      keyId === undefined ||
-      data.eIdent?.length !== 32 ||
-      data.eSkeyVal?.length !== 32 ||
-      data.eSkeySig?.length !== 64
-    ) {
-      throw new Error('incomplete registration payload');
-    }
-    let platform = 'web';
-    try {
-      const props = data.deviceProps ? proto.DeviceProps.decode(data.deviceProps) : undefined;
-      if (props?.os) platform = props.os.toLowerCase();
-    } catch {
-      platform = 'web';
-    }
     const pending: PendingCompanion = {
-      noiseKey,
-      identityKey: Buffer.from(data.eIdent),
-      registrationId,
-      signedPreKey: { keyId, publicKey: Buffer.from(data.eSkeyVal), signature: Buffer.from(data.eSkeySig) },
-      platform,
+      ...parseRegistration(noiseKey, data),
       send: (node) => this.send(node),
       kick: (error) => this.kick(error),
       awaitReply: (iqId, timeoutMs) => this.awaitReply(iqId, timeoutMs),

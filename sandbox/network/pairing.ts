@@ -1,14 +1,48 @@
 import { randomBytes } from 'node:crypto';
-import type { BinaryNode } from '@whiskeysockets/baileys';
+import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { SignedPreKeyRecord } from './model.js';
+import { uintBE } from '../handlers/context.js';
 
-/** A registering companion, waiting for a phone to scan one of its QR refs. */
-export interface PendingCompanion {
+/** What a companion registers with (validate-connection.js:77-127). */
+export interface Registration {
   noiseKey: Buffer;
   identityKey: Buffer;
   registrationId: number;
   signedPreKey: SignedPreKeyRecord;
   platform: string;
+}
+
+/** Validates a registration payload; throws on anything incomplete (the connection closes). */
+export function parseRegistration(noiseKey: Buffer, data: proto.ClientPayload.IDevicePairingRegistrationData): Registration {
+  const registrationId = uintBE(data.eRegid ? Buffer.from(data.eRegid) : undefined);
+  const keyId = uintBE(data.eSkeyId ? Buffer.from(data.eSkeyId) : undefined);
+  if (
+    registrationId === undefined ||
+    keyId === undefined ||
+    data.eIdent?.length !== 32 ||
+    data.eSkeyVal?.length !== 32 ||
+    data.eSkeySig?.length !== 64
+  ) {
+    throw new Error('incomplete registration payload');
+  }
+  let platform = 'web';
+  try {
+    const props = data.deviceProps ? proto.DeviceProps.decode(data.deviceProps) : undefined;
+    if (props?.os) platform = props.os.toLowerCase();
+  } catch {
+    platform = 'web';
+  }
+  return {
+    noiseKey,
+    identityKey: Buffer.from(data.eIdent),
+    registrationId,
+    signedPreKey: { keyId, publicKey: Buffer.from(data.eSkeyVal), signature: Buffer.from(data.eSkeySig) },
+    platform,
+  };
+}
+
+/** A registering companion, waiting for a phone to scan one of its QR refs. */
+export interface PendingCompanion extends Registration {
   send(node: BinaryNode): void;
   kick(error?: BinaryNode): void;
   /** Resolves with the client's reply to an iq this server sent (pair-success). */
