@@ -85,6 +85,19 @@ describe('sandbox: the phone (device 0) and several companions', () => {
     expect(text(copy)).toBe('sent from device 1');
   });
 
+  it('a device linked later is announced to peers and gets their next message', async () => {
+    const aliceThird = await linkClient(sandbox, '15550003001');
+    try {
+      expect(aliceThird.jid).toBe('15550003001:3@s.whatsapp.net');
+      const sent = await bob.sock!.sendMessage(alice.userJid, { text: 'hello new device' });
+      const got = await aliceThird.waitForMessage((m) => m.key.id === sent!.key.id, 'message on the new device');
+      expect(text(got)).toBe('hello new device');
+      expect(aliceThird.unexpectedErrors).toEqual([]);
+    } finally {
+      await aliceThird.stop();
+    }
+  });
+
   it('logs no Baileys errors', () => {
     for (const client of [alice, aliceSecond, bob]) expect(client.unexpectedErrors).toEqual([]);
   });
