@@ -116,7 +116,7 @@ try {
   console.log(`connected devices: ${after.online}; client closes during the run: ${closes.size ? JSON.stringify([...closes]) : 'none'}`);
   console.log(`messages routed: ${routed} in ${seconds.toFixed(2)} s = ${(routed / seconds).toFixed(0)} msg/s end to end (the Baileys clients share the machine's cores with the sandbox)`);
   console.log(
-    `sandbox CPU: ${cpuSeconds.toFixed(2)} s for ${routed} messages = ${((cpuSeconds * 1000) / routed).toFixed(3)} ms per message, i.e. ~${(routed / cpuSeconds).toFixed(0)} msg/s per CPU core the sandbox gets`,
+    `sandbox CPU: ${cpuSeconds.toFixed(2)} s for ${routed} messages = ${((cpuSeconds * 1000) / routed).toFixed(3)} ms per message, i.e. ~${(routed / cpuSeconds).toFixed(0)} msg/s per CPU core the sandbox gets; it was busy ${((100 * cpuSeconds) / seconds).toFixed(0)}% of one core during the run`,
   );
   console.log(
     `sandbox RSS: ${(after.rssBytes / 1048576).toFixed(1)} MiB with ${after.online} devices (${(empty.rssBytes / 1048576).toFixed(1)} MiB empty) = ${(after.rssBytes / 1024 / Math.max(after.online, 1)).toFixed(0)} KiB per device overall, ${(perDevice / 1024).toFixed(0)} KiB per device above the empty sandbox`,
