@@ -6,7 +6,7 @@ import { startSandbox } from './index.js';
  * SANDBOX_PORT / SANDBOX_CONTROL_PORT / SANDBOX_MEDIA_PORT (0 = any free port; unset = the
  * ports of the previous run when they are free, else any) and
  * DATA_DIR (default ./data): state in DATA_DIR/sandbox/, the descriptor in DATA_DIR/sandbox.json
- * (SANDBOX_IN_MEMORY=1 keeps nothing on disk).
+ * (SANDBOX_IN_MEMORY=1 keeps nothing on disk). SANDBOX_ADDRESSING=lid delivers LID-addressed.
  */
 const port = (name: string) => {
   const value = Number(process.env[name]);
@@ -26,6 +26,7 @@ const sandbox = await startSandbox({
   mediaPort: process.env.SANDBOX_MEDIA_PORT ? port('SANDBOX_MEDIA_PORT') : undefined,
   // Without explicit ports, a restart keeps the previous ones (the gateway's WA_WS_URL stays valid).
   reusePorts: !portsGiven,
+  addressing: process.env.SANDBOX_ADDRESSING === 'lid' ? 'lid' : 'pn',
   dataDir,
 });
 const { descriptor } = sandbox;

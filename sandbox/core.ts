@@ -1,7 +1,7 @@
 import type { NoiseKeys } from './certs.js';
 import { buildCertChain } from './certs.js';
 import type { Logger } from './log.js';
-import { Network } from './network/network.js';
+import { Network, type Addressing } from './network/network.js';
 import { PairingError, PairingRegistry } from './network/pairing.js';
 import type { Account } from './network/model.js';
 import { Phones } from './phone/phone.js';
@@ -20,8 +20,8 @@ export class SandboxCore {
   readonly pairing = new PairingRegistry();
   readonly certChain: Uint8Array;
 
-  constructor(noiseKeys: NoiseKeys, logger: Logger, onChange: () => void) {
-    this.network = new Network(noiseKeys, logger, onChange);
+  constructor(noiseKeys: NoiseKeys, logger: Logger, onChange: () => void, addressing: Addressing = 'pn') {
+    this.network = new Network(noiseKeys, logger, onChange, addressing);
     this.phones = new Phones(this.network);
     this.certChain = buildCertChain(noiseKeys);
   }

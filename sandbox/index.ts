@@ -8,6 +8,7 @@ import { generateNoiseKeys, generateTlsMaterial, isUsableTlsMaterial } from './c
 import { Connection } from './connection.js';
 import { createControlApi } from './control-api.js';
 import { SandboxCore } from './core.js';
+import type { Addressing } from './network/network.js';
 import { createSandboxLogger, type Logger } from './log.js';
 import { startMediaHost } from './media-host.js';
 import { Persistence, type Snapshot } from './persistence.js';
@@ -25,6 +26,11 @@ export interface SandboxOptions {
    * (else any free port).
    */
   reusePorts?: boolean;
+  /**
+   * `pn` (default): stanzas name senders by phone number with `sender_lid`; `lid`: by LID with
+   * `sender_pn`, as WhatsApp increasingly delivers.
+   */
+  addressing?: Addressing;
   /** Where to also write the descriptor as JSON; default `dataDir/sandbox.json` when there is a dataDir. */
   descriptorFile?: string;
   logger?: Logger;
@@ -58,7 +64,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const anyPortIfTaken = !!previousPorts;
   let persistence: Persistence | undefined;
   let ports: Snapshot['ports'];
-  const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule());
+  const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule(), options.addressing);
   for (const account of restored?.accounts ?? []) core.network.accounts.add(account);
   if (options.dataDir) {
     persistence = new Persistence(options.dataDir, () => ({

@@ -1,7 +1,6 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import { child, children, type StanzaContext } from './context.js';
-import { lidJid, parseUserJid, pnJid } from '../network/jids.js';
-import type { Account } from '../network/model.js';
+import { parseUserJid, pnJid } from '../network/jids.js';
 
 const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] as const;
 
@@ -30,22 +29,22 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
   }
   ctx.network.rememberOrigin(id, { phone: ctx.account.phone, device: ctx.device });
   if (destination) ctx.network.notePeers(ctx.account, destination.account);
-  const recipientUser = node.attrs.recipient ?? (destination ? userJidLike(destination.account, to) : to);
+  const recipientUser =
+    node.attrs.recipient ??
+    (destination ? ctx.network.jidOf(destination.account, 0, parseUserJid(to)?.server === 'lid' || ctx.network.addressing === 'lid') : to);
   // The server ack goes first: a receipt (e.g. from a phone) must not overtake it.
   ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
 
   for (const { jid, enc } of targets) {
     const target = ctx.network.accounts.resolve(jid);
     if (!target) continue;
-    const lidAddressed = target.server === 'lid';
+    const lidAddressed = target.server === 'lid' || ctx.network.addressing === 'lid';
     const attrs: Record<string, string> = {
       id,
       t,
       notify: ctx.account.pushName,
-      from: lidAddressed ? lidJid(ctx.account.lid, ctx.device) : pnJid(ctx.account.phone, ctx.device),
+      ...ctx.network.senderAttrs(ctx.account, ctx.device, lidAddressed),
     };
-    if (lidAddressed) attrs.sender_pn = pnJid(ctx.account.phone);
-    else attrs.sender_lid = lidJid(ctx.account.lid);
     for (const name of ROUTED_ATTRS) {
       const value = node.attrs[name];
       if (value) attrs[name] = value;
@@ -60,9 +59,4 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
       ctx.network.deliver(target.account, target.device, stanza);
     }
   }
-}
-
-/** The destination user's JID in the addressing the sender used. */
-function userJidLike(account: Account, to: string): string {
-  return parseUserJid(to)?.server === 'lid' ? lidJid(account.lid) : pnJid(account.phone);
 }

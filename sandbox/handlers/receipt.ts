@@ -1,6 +1,5 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import { child, type StanzaContext } from './context.js';
-import { pnJid } from '../network/jids.js';
 
 /** Receipt types that concern only the receiving side; nothing goes back to the sender. */
 const LOCAL_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'read-self', 'server-error']);
@@ -22,13 +21,13 @@ export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
   const kind = !type || type === 'inactive' ? 'delivery' : type;
   if (kind !== 'retry' && !ctx.network.firstReceipt(id, kind)) return;
   const attrs: Record<string, string> = {
-    from: pnJid(ctx.account.phone),
+    from: ctx.network.jidOf(ctx.account),
     id,
     t: node.attrs.t ?? String(Math.floor(Date.now() / 1000)),
   };
   // An `inactive` receipt (clients without active receipts) is a delivery receipt for the sender.
   if (type && type !== 'inactive') attrs.type = type;
-  if (type === 'retry') attrs.participant = pnJid(ctx.account.phone, ctx.device);
+  if (type === 'retry') attrs.participant = ctx.network.jidOf(ctx.account, ctx.device);
   const forwarded: BinaryNode = { tag: 'receipt', attrs, ...(node.content ? { content: node.content } : {}) };
   if (senderDevice === 0) {
     if (type === 'retry' && child(node, 'retry')) {

@@ -14,6 +14,8 @@ export interface DeviceConnection {
   kick(error?: BinaryNode): void;
 }
 
+export type Addressing = 'pn' | 'lid';
+
 export interface MessageOrigin {
   phone: string;
   device: number;
@@ -42,8 +44,25 @@ export class Network {
     readonly noiseKeys: NoiseKeys,
     readonly logger: Logger,
     private readonly onChange: () => void,
+    /**
+     * How stanzas name their sender: by phone number with `sender_lid` (default), or, as
+     * WhatsApp increasingly does, by LID with `sender_pn`.
+     */
+    readonly addressing: Addressing = 'pn',
   ) {
     this.accounts = new AccountRegistry(onChange);
+  }
+
+  /** The JID (user, or device when given) that names `account` in delivered stanzas. */
+  jidOf(account: Account, device = 0, lid = this.addressing === 'lid'): string {
+    return lid ? lidJid(account.lid, device) : pnJid(account.phone, device);
+  }
+
+  /** `from` plus the alternate address attribute of a stanza sent by account:device. */
+  senderAttrs(account: Account, device: number, lid = this.addressing === 'lid'): Record<string, string> {
+    return lid
+      ? { from: lidJid(account.lid, device), sender_pn: pnJid(account.phone) }
+      : { from: pnJid(account.phone, device), sender_lid: lidJid(account.lid) };
   }
 
   changed(): void {

@@ -79,7 +79,7 @@ export class Phones {
     const { type, ciphertext } = await this.encryptFor(phone, target, companion, message);
     this.network.deliver(target, companion.device, {
       tag: 'message',
-      attrs: { from: pnJid(phone.phone), sender_lid: lidJid(phone.lid), t: String(now()), ...attrs },
+      attrs: { ...this.network.senderAttrs(phone, 0), t: String(now()), ...attrs },
       content: [{ tag: 'enc', attrs: { v: '2', type }, content: ciphertext }],
     });
   }
@@ -88,7 +88,7 @@ export class Phones {
   async sendText(phone: Account, target: Account, text: string): Promise<string> {
     const id = generateMessageID();
     const message: proto.IMessage = { conversation: text };
-    const destination = pnJid(target.phone);
+    const destination = this.network.jidOf(target);
     this.remember(id, message, destination);
     this.network.notePeers(phone, target);
     this.network.rememberOrigin(id, { phone: phone.phone, device: 0 });
@@ -146,7 +146,7 @@ export class Phones {
     if (pending.length > UNDECRYPTED_LIMIT) void this.decryptPending(phone);
     this.network.changed();
     if (this.network.firstReceipt(id, 'delivery')) {
-      this.network.deliver(sender, senderDevice, { tag: 'receipt', attrs: { from: pnJid(phone.phone), id, t: String(now()) } });
+      this.network.deliver(sender, senderDevice, { tag: 'receipt', attrs: { from: this.network.jidOf(phone), id, t: String(now()) } });
     }
   }
 
