@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import {
+  Curve,
+  DEFAULT_CONNECTION_CONFIG,
+  NOISE_WA_HEADER,
+  generateRegistrationNode,
+  initAuthCreds,
+  makeNoiseHandler,
+  proto,
+  type BinaryNode,
+} from '@whiskeysockets/baileys';
+import { pino } from 'pino';
+import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
+import { trustSandboxRoot } from '../../sandbox/client.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+
+/**
+ * A raw client built from Baileys' exported Noise handler: it completes the handshake as a
+ * registering device and then misbehaves, while a real client keeps working.
+ */
+async function handshakenSocket(sandbox: RunningSandbox) {
+  trustSandboxRoot(sandbox.descriptor);
+  const creds = initAuthCreds();
+  const ephemeral = Curve.generateKeyPair();
+  const noise = makeNoiseHandler({ keyPair: ephemeral, NOISE_HEADER: NOISE_WA_HEADER, logger: pino({ level: 'silent' }) });
+  const ws = new WebSocket(sandbox.descriptor.wsUrl);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  const frames: (Uint8Array | BinaryNode)[] = [];
+  let notify: (() => void) | undefined;
+  ws.on('message', (data: Buffer) => {
+    void noise.decodeFrame(data, (frame) => {
+      frames.push(frame);
+      notify?.();
+    });
+  });
+  const nextFrame = () =>
+    new Promise<Uint8Array | BinaryNode>((resolve) => {
+      const take = () => {
+        const frame = frames.shift();
+        if (frame) resolve(frame);
+        else notify = take;
+      };
+      take();
+    });
+
+  ws.send(noise.encodeFrame(proto.HandshakeMessage.encode({ clientHello: { ephemeral: ephemeral.public } }).finish()));
+  const hello = proto.HandshakeMessage.decode((await nextFrame()) as Uint8Array);
+  const keyEnc = noise.processHandshake(hello, creds.noiseKey);
+  const payload = generateRegistrationNode(creds, { ...DEFAULT_CONNECTION_CONFIG, version: [2, 3000, 0] } as Parameters<typeof generateRegistrationNode>[1]);
+  const payloadEnc = noise.encrypt(proto.ClientPayload.encode(payload).finish());
+  ws.send(noise.encodeFrame(proto.HandshakeMessage.encode({ clientFinish: { static: keyEnc, payload: payloadEnc } }).finish()));
+  await noise.finishInit();
+  const pairDevice = (await nextFrame()) as BinaryNode;
+  return { ws, closed, pairDevice };
+}
+
+describe('sandbox: hostile frames close one connection only', () => {
+  let sandbox: RunningSandbox;
+  let alice: SandboxClient;
+  let bob: SandboxClient;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0 });
+    alice = await linkClient(sandbox, '15550010001');
+    bob = await linkClient(sandbox, '15550010002');
+  });
+
+  afterAll(async () => {
+    await Promise.all([alice?.stop(), bob?.stop()]);
+    await sandbox?.stop();
+  });
+
+  it('a garbage transport frame after the handshake closes that connection; other clients keep working', async () => {
+    const raw = await handshakenSocket(sandbox);
+    expect(raw.pairDevice.tag).toBe('iq');
+    const garbage = randomBytes(64);
+    raw.ws.send(Buffer.concat([Buffer.from([0, 0, garbage.length]), garbage]));
+    await raw.closed;
+
+    const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'still here' });
+    await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'a message after the hostile client');
+    expect(alice.closeCodes.filter((c) => c !== 515)).toEqual([]);
+  });
+});
