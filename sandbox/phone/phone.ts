@@ -85,7 +85,11 @@ export class Phones {
   }
 
   /** POST /phones/:phone/messages: device 0 sends a text to every device of `to` and to its own companions. */
-  async sendText(phone: Account, target: Account, text: string): Promise<string> {
+  sendText(phone: Account, target: Account, text: string): Promise<string> {
+    return this.serial(phone, () => this.sendTextNow(phone, target, text));
+  }
+
+  private async sendTextNow(phone: Account, target: Account, text: string): Promise<string> {
     const id = generateMessageID();
     const message: proto.IMessage = { conversation: text };
     const destination = this.network.jidOf(target);
@@ -156,11 +160,25 @@ export class Phones {
     return phone.phoneIdentity.inbox;
   }
 
-  private decrypting = new Map<string, Promise<void>>();
+  /**
+   * Everything a phone does with its Signal sessions runs one at a time, in call order: its
+   * messages keep their order and two sends never race to set up the same session.
+   */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  private serial<T>(phone: Account, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(phone.phone) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.queues.set(phone.phone, settled);
+    void settled.then(() => {
+      if (this.queues.get(phone.phone) === settled) this.queues.delete(phone.phone);
+    });
+    return next;
+  }
 
   private decryptPending(phone: Account): Promise<void> {
-    const previous = this.decrypting.get(phone.phone) ?? Promise.resolve();
-    const next = previous.then(async () => {
+    return this.serial(phone, async () => {
       const pending = phone.phoneIdentity.undecrypted.splice(0);
       for (const item of pending) {
         const sender = this.network.accounts.get(item.senderPhone);
@@ -178,12 +196,14 @@ export class Phones {
         }
       }
     });
-    this.decrypting.set(phone.phone, next);
-    return next;
   }
 
   /** A retry receipt for a message this phone sent: rebuild the session and send it again. */
-  async resend(phone: Account, requester: Account, device: number, messageId: string): Promise<void> {
+  resend(phone: Account, requester: Account, device: number, messageId: string): Promise<void> {
+    return this.serial(phone, () => this.resendNow(phone, requester, device, messageId));
+  }
+
+  private async resendNow(phone: Account, requester: Account, device: number, messageId: string): Promise<void> {
     const original = this.sent.get(messageId);
     const companion = requester.devices.get(device);
     if (!original || !companion) return;
@@ -199,7 +219,11 @@ export class Phones {
    * The initial history sync a phone pushes to a newly linked companion: empty history, the push
    * name and the PN<->LID mappings it knows. Baileys waits up to 20 s for it (chats.js:1067-1111).
    */
-  async sendHistoryBootstrap(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
+  sendHistoryBootstrap(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
+    return this.serial(phone, () => this.sendHistoryBootstrapNow(phone, companion, known));
+  }
+
+  private async sendHistoryBootstrapNow(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
     const history = proto.HistorySync.encode({
       syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
       conversations: [],
