@@ -152,6 +152,23 @@ describe('gateway end to end', () => {
     await sendText(alice, bob.jid, 'back again');
   });
 
+  it('a dropped connection: reconnecting, then connected again about 5 s later, no QR', async () => {
+    const [device] = (await gw.control.devices(bob.phone)).filter((d) => d.device !== 0);
+    const from = gw.logs.lines.length;
+    await gw.control.kick(bob.phone, device!.device, 'end');
+    const scheduled = await gw.logs.waitForLine(
+      'the reconnect to be scheduled',
+      (l) => l.accountId === bob.id && l.msg === 'reconnect scheduled',
+      { from },
+    );
+    expect(scheduled.delayMs).toBeGreaterThanOrEqual(4_000);
+    expect(scheduled.delayMs).toBeLessThanOrEqual(6_000);
+    expect(gw.logs.linesSince(from, (l) => l.accountId === bob.id && l.status === 'reconnecting')).not.toEqual([]);
+    await waitForApiStatus(bob.id, 'connected');
+    expect(gw.logs.linesSince(from, (l) => l.event === 'qr')).toEqual([]);
+    await sendText(bob, alice.jid, 'still here');
+  });
+
   it('the phone logs the device out: logged_out; connect shows a new QR and links again', async () => {
     const linked = (await gw.control.devices(alice.phone)).filter((d) => d.device !== 0);
     expect(linked).toHaveLength(1);
