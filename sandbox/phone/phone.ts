@@ -50,6 +50,7 @@ export class Phones {
       companion.preKeys.delete(firstPreKey[0]);
       this.network.changed();
     }
+    // libsignal's typings make the one-time pre-key mandatory; its code (and Signal) allow none.
     await new SessionBuilder(store, address).initOutgoing({
       registrationId: companion.registrationId,
       identityKey: generateSignalPubKey(companion.identityKey),
