@@ -68,7 +68,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   for (const account of restored?.accounts ?? []) core.network.accounts.add(account);
   if (options.dataDir) {
     persistence = new Persistence(options.dataDir, () => ({
-      version: 1,
       noiseKeys,
       tls,
       accounts: [...core.network.accounts.all()],

@@ -6,7 +6,7 @@ import type { NoiseKeys, TlsMaterial } from './certs.js';
 import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.js';
 
 const SNAPSHOT_FILE = 'network.json';
-const SNAPSHOT_VERSION = 1;
+const SNAPSHOT_VERSION = 2;
 const DEBOUNCE_MS = 1000;
 
 export interface Snapshot {
@@ -19,7 +19,48 @@ export interface Snapshot {
 }
 
 interface StoredDevice extends Omit<CompanionDevice, 'preKeys'> {
-  preKeys: [number, Buffer][];
+  /** Base64 of packed records of a 4-byte big-endian id and a 32-byte key (hundreds per device). */
+  preKeys: string;
+}
+
+const PREKEY_RECORD = 36;
+
+/**
+ * Packed pre-keys by device map, reused while the map is unchanged: keys are only appended
+ * (uploads, new ids) or taken from the front (handed out), so size and the first and last id
+ * tell whether it changed. Snapshots under message load then cost little.
+ */
+const packedCache = new WeakMap<Map<number, Buffer>, { size: number; first: number; last: number; packed: string }>();
+
+function packPreKeys(preKeys: Map<number, Buffer>): string {
+  const first = preKeys.keys().next().value ?? -1;
+  let last = -1;
+  for (const id of preKeys.keys()) last = id;
+  const cached = packedCache.get(preKeys);
+  if (cached && cached.size === preKeys.size && cached.first === first && cached.last === last) return cached.packed;
+  const packed = packRecords(preKeys).toString('base64');
+  packedCache.set(preKeys, { size: preKeys.size, first, last, packed });
+  return packed;
+}
+
+function packRecords(preKeys: Map<number, Buffer>): Buffer {
+  const packed = Buffer.allocUnsafe(preKeys.size * PREKEY_RECORD);
+  let offset = 0;
+  for (const [id, key] of preKeys) {
+    packed.writeUInt32BE(id, offset);
+    key.copy(packed, offset + 4, 0, 32);
+    offset += PREKEY_RECORD;
+  }
+  return packed;
+}
+
+function unpackPreKeys(encoded: string): Map<number, Buffer> {
+  const packed = Buffer.from(encoded, 'base64');
+  const preKeys = new Map<number, Buffer>();
+  for (let offset = 0; offset + PREKEY_RECORD <= packed.length; offset += PREKEY_RECORD) {
+    preKeys.set(packed.readUInt32BE(offset), Buffer.from(packed.subarray(offset + 4, offset + PREKEY_RECORD)));
+  }
+  return preKeys;
 }
 interface StoredAccount extends Omit<Account, 'devices' | 'phoneIdentity'> {
   phoneIdentity: Omit<Account['phoneIdentity'], 'sessions'> & { sessions: [string, unknown][] };
@@ -30,7 +71,7 @@ function toStored(account: Account): StoredAccount {
   return {
     ...account,
     phoneIdentity: { ...account.phoneIdentity, sessions: [...account.phoneIdentity.sessions] },
-    devices: [...account.devices.values()].map((d) => ({ ...d, preKeys: [...d.preKeys] })),
+    devices: [...account.devices.values()].map((d) => ({ ...d, preKeys: packPreKeys(d.preKeys) })),
   };
 }
 
@@ -44,9 +85,25 @@ function fromStored(stored: StoredAccount): Account {
       sessions: new Map(stored.phoneIdentity.sessions),
     },
     devices: new Map(
-      stored.devices.map((d) => [d.device, { ...d, queue: d.queue as BinaryNode[], preKeys: new Map(d.preKeys) }]),
+      stored.devices.map((d) => [d.device, { ...d, queue: d.queue as BinaryNode[], preKeys: unpackPreKeys(d.preKeys) }]),
     ),
   };
+}
+
+/**
+ * Replaces every Buffer/Uint8Array with BufferJSON's `{type: 'Buffer', data: base64}` form (read
+ * back by BufferJSON.reviver). Walking once is far cheaper than a JSON.stringify replacer, which
+ * sees each Buffer only after Buffer#toJSON turned it into an array of numbers.
+ */
+function encodeBuffers(value: unknown): unknown {
+  if (value instanceof Uint8Array) return { type: 'Buffer', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  if (Array.isArray(value)) return value.map(encodeBuffers);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) out[key] = encodeBuffers(inner);
+    return out;
+  }
+  return value;
 }
 
 /**
@@ -60,7 +117,7 @@ export class Persistence {
 
   constructor(
     readonly dataDir: string,
-    private readonly snapshot: () => Snapshot,
+    private readonly snapshot: () => Omit<Snapshot, 'version'>,
   ) {
     mkdirSync(dataDir, { recursive: true });
     this.file = join(dataDir, SNAPSHOT_FILE);
@@ -80,7 +137,7 @@ export class Persistence {
 
   private serialize(): string {
     const snap = this.snapshot();
-    return JSON.stringify({ ...snap, version: SNAPSHOT_VERSION, accounts: snap.accounts.map(toStored) }, BufferJSON.replacer);
+    return JSON.stringify(encodeBuffers({ ...snap, version: SNAPSHOT_VERSION, accounts: snap.accounts.map(toStored) }));
   }
 
   schedule(): void {
