@@ -22,7 +22,7 @@ function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): Co
   };
 }
 
-describe('command consumer', () => {
+describe('command consumer', { timeout: 120_000 }, () => {
   let stack: TestStack;
   let queues: Queues;
 

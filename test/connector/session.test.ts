@@ -12,7 +12,7 @@ import { waitFor } from '../e2e/support/wait.js';
  * The connector driven through its command queue only (no HTTP API): sessions against the
  * sandbox network, auth state in the DynamoDB emulator.
  */
-describe('connector sessions driven by commands', () => {
+describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
   let gw: Gateway;
   const alice = { id: 'cmdalice', phone: '15550100001' };
   const bob = { id: 'cmdbob', phone: '15550100002' };

@@ -13,7 +13,8 @@ import { waitFor } from './support/wait.js';
  * are linked by scanning the QR read from the connector's log; everything after that goes
  * through the HTTP API only (the store and the sandbox are read to check the other side).
  */
-describe('gateway end to end', () => {
+// Generous: each case waits on real sockets, queues and emulators, on a possibly busy 2-core machine.
+describe('gateway end to end', { timeout: 180_000 }, () => {
   let gw: Gateway;
   let api: Awaited<ReturnType<typeof startTestApi>>;
   const alice = { id: 'alice', phone: '15550400001', jid: '15550400001@s.whatsapp.net' };

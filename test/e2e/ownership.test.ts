@@ -14,7 +14,8 @@ import { waitFor } from './support/wait.js';
  * connector on the same table never opens a second socket for an account, and takes the
  * accounts over once the first connector dies (its leases expire).
  */
-describe('connector restart and account ownership', () => {
+// Generous: takeover waits for a lease to expire, and a child process starts under tsx.
+describe('connector restart and account ownership', { timeout: 180_000 }, () => {
   let gw: Gateway;
   let child: ChildConnector | undefined;
   let extra: Connector | undefined;
