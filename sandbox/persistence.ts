@@ -85,7 +85,15 @@ function fromStored(stored: StoredAccount): Account {
       sessions: new Map(stored.phoneIdentity.sessions),
     },
     devices: new Map(
-      stored.devices.map((d) => [d.device, { ...d, queue: d.queue as BinaryNode[], preKeys: unpackPreKeys(d.preKeys) }]),
+      stored.devices.map((d) => [
+        d.device,
+        {
+          ...d,
+          queue: d.queue as BinaryNode[],
+          // Version 1 snapshots kept [id, key] pairs.
+          preKeys: Array.isArray(d.preKeys) ? new Map(d.preKeys as [number, Buffer][]) : unpackPreKeys(d.preKeys),
+        },
+      ]),
     ),
   };
 }
@@ -131,7 +139,7 @@ export class Persistence {
       return undefined;
     }
     const raw = JSON.parse(text, BufferJSON.reviver) as Omit<Snapshot, 'accounts'> & { accounts: StoredAccount[] };
-    if (raw.version !== SNAPSHOT_VERSION) throw new Error(`unsupported sandbox snapshot version ${raw.version}`);
+    if (raw.version !== 1 && raw.version !== SNAPSHOT_VERSION) throw new Error(`unsupported sandbox snapshot version ${raw.version}`);
     return { ...raw, accounts: raw.accounts.map(fromStored) };
   }
 
