@@ -27,6 +27,8 @@ export interface MessageOrigin {
 const RECEIPT_BITS: Record<string, number> = { delivery: 1, read: 2, played: 4 };
 
 const ORIGIN_LIMIT = 100_000;
+/** Stanzas kept for a device that stays offline; beyond this the oldest are dropped. */
+const OFFLINE_QUEUE_LIMIT = 10_000;
 
 /**
  * The live network: accounts, who is online, offline queues, and which device sent which
@@ -111,6 +113,10 @@ export class Network {
       return;
     }
     companion.queue.push(node);
+    if (companion.queue.length > OFFLINE_QUEUE_LIMIT) {
+      companion.queue.splice(0, companion.queue.length - OFFLINE_QUEUE_LIMIT);
+      this.logger.warn({ phone: account.phone, device }, 'offline queue full: dropped the oldest stanzas');
+    }
     this.onChange();
   }
 
