@@ -114,8 +114,8 @@ export class Network {
     }
     companion.queue.push(node);
     if (companion.queue.length > OFFLINE_QUEUE_LIMIT) {
-      companion.queue.splice(0, companion.queue.length - OFFLINE_QUEUE_LIMIT);
-      this.logger.warn({ phone: account.phone, device }, 'offline queue full: dropped the oldest stanzas');
+      const dropped = companion.queue.splice(0, OFFLINE_QUEUE_LIMIT / 10).length;
+      this.logger.warn({ phone: account.phone, device, dropped }, 'offline queue full: dropped the oldest stanzas');
     }
     this.onChange();
   }
