@@ -71,6 +71,11 @@ describe('sandbox: text between two companions', () => {
     expect(got.message?.conversation ?? got.message?.extendedTextMessage?.text).toBe('to your lid');
   });
 
+  it('answers onWhatsApp for numbers on the network and not for others', async () => {
+    const found = await alice.sock!.onWhatsApp('15550002002', '19990000000');
+    expect(found).toEqual([{ jid: '15550002002@s.whatsapp.net', exists: true }]);
+  });
+
   it('logs no Baileys errors', () => {
     expect(alice.unexpectedErrors).toEqual([]);
     expect(bob.unexpectedErrors).toEqual([]);
