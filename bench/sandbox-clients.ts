@@ -1,7 +1,8 @@
 /**
  * A worker of `bench/sandbox.ts`: links its share of Baileys clients to the sandbox and makes
  * them exchange texts in pairs on command. Baileys gives every socket its own
- * AsyncLocalStorage, which makes every promise cost O(sockets) in one process: spreading the
+ * AsyncLocalStorage, which makes every promise cost O(sockets) in one process (unless Node 22
+ * runs with --experimental-async-context-frame, which bench/sandbox.ts passes): spreading the
  * clients over a few processes keeps the load generator from being the bottleneck.
  */
 import { makeWASocket, type WASocket } from '@whiskeysockets/baileys';

@@ -51,7 +51,11 @@ const closes = new Map<number, number>();
 
 function startWorker(): Worker {
   const worker: Worker = {
-    proc: fork(new URL('./sandbox-clients.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'] }),
+    proc: fork(new URL('./sandbox-clients.ts', import.meta.url).pathname, [], {
+      // Node 22 keeps AsyncLocalStorage in the async context frame only with this flag; without
+      // it every promise costs O(sockets) (Baileys has one store per socket).
+      execArgv: ['--experimental-async-context-frame', '--import', 'tsx'],
+    }),
     received: 0,
     waiters: [],
   };
