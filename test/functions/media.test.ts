@@ -110,7 +110,8 @@ describe('media sends', () => {
   it('audio: ptt=false asks for a plain audio file, ptt=true for a voice note, absent leaves the default', async () => {
     const id = await connectedAccount();
     const sent: Array<unknown> = [];
-    for (const fields of [{ ptt: 'false' }, { ptt: 'true' }, {}]) {
+    const pttFields: Array<Record<string, string>> = [{ ptt: 'false' }, { ptt: 'true' }, {}];
+    for (const fields of pttFields) {
       const { status, body } = await upload(id, 'audio', { to: TO, ...fields }, { bytes: fixtures.ogg, name: 'v.ogg' });
       expect(status).toBe(200);
       const command = await connector.waitFor(
