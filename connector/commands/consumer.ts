@@ -21,6 +21,8 @@ export interface CommandConsumer {
 
 /** Retry delay after a handler threw: the redrive policy sends a command that keeps failing to the DLQ. */
 const ERROR_RETRY_SECONDS = 5;
+/** Received batches handled at once (each up to 10 commands of different accounts). */
+const MAX_BATCHES_IN_FLIGHT = 5;
 /** Seconds before a command for an account another connector runs is visible again (for it). */
 const HAND_BACK_SECONDS = 2;
 /** Visibility while a command runs: longer than any send (uploads, conversions) may take. */
@@ -110,9 +112,25 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     );
   }
 
+  // Batches run while the next receive is already waiting: a FIFO queue does not hand out a
+  // group's next command while one of the group is in flight, so an account's order holds and
+  // a slow send (media conversion) does not hold up other accounts.
+  const inFlight = new Set<Promise<void>>();
+  let freed: (() => void) | undefined;
+  const track = (work: Promise<void>) => {
+    inFlight.add(work);
+    void work.finally(() => {
+      inFlight.delete(work);
+      freed?.();
+    });
+  };
+
   const loop = (async () => {
     while (running) {
       try {
+        while (inFlight.size >= MAX_BATCHES_IN_FLIGHT) {
+          await new Promise<void>((resolve) => (freed = resolve));
+        }
         const batch = await queues.receiveCommands({
           maxMessages: 10,
           waitSeconds: deps.waitSeconds ?? 10,
@@ -122,7 +140,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
           await handBack(batch);
           break;
         }
-        if (batch.length > 0) await handleBatch(batch);
+        if (batch.length > 0) track(handleBatch(batch));
       } catch (error) {
         if (!running) break;
         logger.error({ err: error }, 'receiving commands failed');
@@ -137,6 +155,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
       // which would hide it for the whole visibility timeout. It ends within `waitSeconds`.
       running = false;
       await loop;
+      await Promise.all(inFlight);
     },
   };
 }

@@ -61,6 +61,43 @@ describe('command consumer', { timeout: 120_000 }, () => {
     }
   });
 
+  it('commands of one account never overlap, even with several batches in flight', async () => {
+    const running = new Set<string>();
+    const order: Record<string, string[]> = {};
+    let overlaps = 0;
+    const consumer = startCommandConsumer({
+      queues,
+      logger: silentLogger,
+      waitSeconds: 1,
+      handlers: handlersFrom(async (command) => {
+        if (running.has(command.accountId)) overlaps += 1;
+        running.add(command.accountId);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        (order[command.accountId] ??= []).push(command.type === 'send_text' ? command.payload.text : command.type);
+        running.delete(command.accountId);
+        return done('ok');
+      }),
+    });
+    try {
+      const accounts = ['fa', 'fb', 'fc', 'fd'];
+      for (let i = 0; i < 6; i++) {
+        for (const accountId of accounts) {
+          await queues.sendCommand({
+            type: 'send_text',
+            accountId,
+            commandId: newCommandId(),
+            payload: { messageId: newCommandId().replaceAll('-', ''), to: '15550000001@s.whatsapp.net', text: String(i) },
+          });
+        }
+      }
+      await waitFor('all commands', () => accounts.every((a) => order[a]?.length === 6));
+      expect(overlaps).toBe(0);
+      for (const accountId of accounts) expect(order[accountId]).toEqual(['0', '1', '2', '3', '4', '5']);
+    } finally {
+      await consumer.stop();
+    }
+  });
+
   it('a command for an account another connector runs is handed back, and re-queued before the dead-letter limit', async () => {
     const deliveries: string[] = [];
     const consumer = startCommandConsumer({
