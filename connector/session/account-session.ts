@@ -15,7 +15,7 @@ import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
 import type { NetworkOptions } from '../network-options.js';
-import { attachDispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
+import { attachDispatcher, type Dispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
 import { logQr } from './qr-log.js';
 import { decideAfterClose } from './reconnect-policy.js';
 
@@ -39,6 +39,8 @@ export type StartReason = 'connect' | 'resume';
 
 /** Bound on waiting for Baileys to close: `sock.end()` can hang on a dead WebSocket. */
 const STOP_TIMEOUT_MS = 3_000;
+/** Bound on finishing the storage of messages received before a stop. */
+const DRAIN_TIMEOUT_MS = 15_000;
 
 const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
   const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
@@ -65,7 +67,7 @@ export class AccountSession {
   private currentStatus: AccountStatus = 'not_started';
   private currentHasQr = false;
   private sock: WASocket | undefined;
-  private detach: (() => void) | undefined;
+  private dispatcher: Dispatcher | undefined;
   private auth: DynamoAuthState | undefined;
   private stopped = false;
   private failures = 0;
@@ -173,11 +175,14 @@ export class AccountSession {
     }
   }
 
-  /** The context the inbound pipeline needs for this account's messages. */
+  /** The context the inbound pipeline needs for this account's messages (current socket). */
   inboundContext(): InboundContext | undefined {
-    const sock = this.sock;
+    return this.sock ? this.contextFor(this.sock) : undefined;
+  }
+
+  private contextFor(sock: WASocket): InboundContext | undefined {
     const selfJid = this.selfJid;
-    if (!sock || !selfJid) return undefined;
+    if (!selfJid) return undefined;
     const dispatcher = this.deps.network.downloadDispatcher;
     return {
       selfJid,
@@ -207,11 +212,11 @@ export class AccountSession {
       generateHighQualityLinkPreview: false,
     });
     this.sock = sock;
-    this.detach = attachDispatcher(sock, {
+    this.dispatcher = attachDispatcher(sock, {
       accountId: this.accountId,
       logger: this.log,
       inbound: this.deps.inbound,
-      inboundContext: () => (this.sock === sock ? this.inboundContext() : undefined),
+      inboundContext: () => this.contextFor(sock),
       isOwnCommandSend: (id) => this.ownSends.has(id),
       onConnectionUpdate: (update) => {
         if (this.sock === sock) void this.onConnectionUpdate(update);
@@ -314,14 +319,15 @@ export class AccountSession {
   }
 
   private detachSocket(): void {
-    this.detach?.();
-    this.detach = undefined;
+    this.dispatcher?.detach();
   }
 
   private async closeSocket(): Promise<void> {
     const sock = this.sock;
+    const dispatcher = this.dispatcher;
     this.sock = undefined;
-    this.detachSocket();
+    this.dispatcher = undefined;
+    dispatcher?.detach();
     if (!sock) return;
     const result = await withTimeout(
       sock.end(undefined).catch((error: unknown) => this.log.warn({ err: error }, 'socket end failed')),
@@ -330,6 +336,10 @@ export class AccountSession {
     if (result === 'timed_out') {
       this.log.warn('socket did not close in time: dropping it');
       sock.ws.close();
+    }
+    // Messages the network already delivered are stored before the session reports it stopped.
+    if ((await withTimeout(dispatcher?.drained() ?? Promise.resolve(), DRAIN_TIMEOUT_MS)) === 'timed_out') {
+      this.log.warn('inbound messages still being stored after the socket closed');
     }
   }
 }

@@ -23,23 +23,36 @@ export interface DispatchTargets {
   onConnectionUpdate(update: Partial<ConnectionState>): void;
   onCredsUpdate(): void;
   inbound: InboundHandlers;
+  /** The context of this socket (undefined before the account's own JID is known). */
   inboundContext(): InboundContext | undefined;
   /** Ids this session sent through commands: their echo upsert is already stored by the sender. */
   isOwnCommandSend(messageId: string): boolean;
 }
 
+export interface Dispatcher {
+  /** Stops taking events from the socket; events already queued are still handled. */
+  detach(): void;
+  /** Resolves when every queued inbound event has been handled. */
+  drained(): Promise<void>;
+}
+
 /**
  * The one `sock.ev.process` consumer of a socket. Connection and creds events go to the session
  * at once; message events go to the inbound pipeline through a per-account queue so that a
- * message is stored before a reaction to it or its revocation. Listener errors are logged and
- * never thrown back into Baileys' emitter.
+ * message is stored before a reaction to it or its revocation. Baileys has acknowledged those
+ * messages to the network already, so queued work is finished even after the socket closes
+ * (its context is taken when the event arrives). Listener errors are logged and never thrown
+ * back into Baileys' emitter.
  */
-export function attachDispatcher(sock: WASocket, targets: DispatchTargets): () => void {
+export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Dispatcher {
   let inboundQueue: Promise<void> = Promise.resolve();
   const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
+    const ctx = targets.inboundContext();
+    if (!ctx) {
+      targets.logger.warn({ accountId: targets.accountId, event: what }, 'inbound event before the account JID is known: skipped');
+      return;
+    }
     inboundQueue = inboundQueue.then(async () => {
-      const ctx = targets.inboundContext();
-      if (!ctx) return;
       try {
         await work(ctx);
       } catch (error) {
@@ -48,7 +61,7 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): () =
     });
   };
 
-  return sock.ev.process(async (events) => {
+  const detach = sock.ev.process(async (events) => {
     if (events['connection.update']) targets.onConnectionUpdate(events['connection.update']);
     if (events['creds.update']) targets.onCredsUpdate();
 
@@ -70,4 +83,5 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): () =
       enqueue('messages.reaction', (ctx) => handleReaction(targets.accountId, reactions, ctx));
     }
   });
+  return { detach, drained: () => inboundQueue };
 }
