@@ -16,6 +16,7 @@ import type { AccountStatus } from '../../core/schemas/account.js';
 import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
 import type { NetworkOptions } from '../network-options.js';
 import { attachDispatcher, type Dispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
+import { shouldSyncHistoryMessage } from './history-sync.js';
 import { logQr } from './qr-log.js';
 import { decideAfterClose } from './reconnect-policy.js';
 
@@ -70,6 +71,8 @@ export class AccountSession {
   private dispatcher: Dispatcher | undefined;
   private auth: DynamoAuthState | undefined;
   private stopped = false;
+  /** The connector is shutting down: the socket may serve commands in flight, but is never reopened. */
+  private reconnectsHalted = false;
   private failures = 0;
   private qrRounds = 0;
   private sawQrThisSocket = false;
@@ -106,6 +109,18 @@ export class AccountSession {
     this.log.info({ reason, linked }, linked ? 'session resuming with saved credentials' : 'session starting: QR expected');
     await this.setStatus(reason === 'resume' && linked ? 'reconnecting' : 'connecting');
     this.openSocket();
+  }
+
+  /**
+   * First step of a shutdown: no socket is opened again (a pending reconnect is cancelled, a
+   * close is not followed by a reconnect), while a live socket keeps serving the commands still
+   * in flight. Sends waiting for a reconnect fail at once. `stop()` follows.
+   */
+  haltReconnects(): void {
+    this.reconnectsHalted = true;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    this.notifyStatus();
   }
 
   /**
@@ -150,6 +165,7 @@ export class AccountSession {
   /** Resolves true once `connected`, false when `timeoutMs` passes or the session stops first. */
   waitForConnected(timeoutMs: number): Promise<boolean> {
     if (this.currentStatus === 'connected') return Promise.resolve(true);
+    if (this.stopped || this.reconnectsHalted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (value: boolean) => {
         clearTimeout(timer);
@@ -158,7 +174,7 @@ export class AccountSession {
       };
       const check = () => {
         if (this.currentStatus === 'connected') done(true);
-        else if (this.stopped) done(false);
+        else if (this.stopped || this.reconnectsHalted) done(false);
       };
       const timer = setTimeout(() => done(false), timeoutMs);
       this.statusListeners.add(check);
@@ -198,7 +214,7 @@ export class AccountSession {
 
   private openSocket(): void {
     const auth = this.auth;
-    if (!auth || this.stopped) return;
+    if (!auth || this.stopped || this.reconnectsHalted) return;
     this.sawQrThisSocket = false;
     const sock = makeWASocket({
       ...this.deps.network.socket,
@@ -207,8 +223,7 @@ export class AccountSession {
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
       syncFullHistory: false,
-      // History of a freshly linked phone is not imported; live traffic is.
-      shouldSyncHistoryMessage: () => false,
+      shouldSyncHistoryMessage,
       generateHighQualityLinkPreview: false,
     });
     this.sock = sock;
@@ -261,6 +276,10 @@ export class AccountSession {
     });
     if (this.sawQrThisSocket) this.qrRounds += 1;
     this.log.info({ statusCode, decision: decision.kind }, 'connection closed');
+    if (this.reconnectsHalted && (decision.kind === 'restart_now' || decision.kind === 'retry_later')) {
+      this.log.info('not reconnecting: the connector is stopping');
+      return;
+    }
     switch (decision.kind) {
       case 'restart_now':
         this.openSocket();
@@ -268,6 +287,8 @@ export class AccountSession {
       case 'retry_later':
         this.failures += 1;
         await this.setStatus(auth.isLinked() ? 'reconnecting' : 'connecting');
+        // The status write above may have overlapped haltReconnects().
+        if (this.reconnectsHalted) return;
         this.reconnectTimer = setTimeout(() => this.openSocket(), decision.delayMs);
         this.log.info({ delayMs: decision.delayMs }, 'reconnect scheduled');
         return;

@@ -65,6 +65,22 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     if (events['connection.update']) targets.onConnectionUpdate(events['connection.update']);
     if (events['creds.update']) targets.onCredsUpdate();
 
+    const history = events['messaging-history.set'];
+    if (history) {
+      // Baileys has stored the LID mappings it carries; its messages are old traffic and are
+      // neither stored nor delivered as webhooks (history-sync.ts).
+      targets.logger.debug(
+        {
+          accountId: targets.accountId,
+          syncType: history.syncType,
+          chats: history.chats.length,
+          contacts: history.contacts.length,
+          messages: history.messages.length,
+          mappings: history.lidPnMappings?.length ?? 0,
+        },
+        'history sync processed: messages not imported',
+      );
+    }
     const upsert = events['messages.upsert'];
     if (upsert) {
       const messages = upsert.messages.filter(

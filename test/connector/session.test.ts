@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCommandId, newMessageId } from '../../core/ids.js';
 import { createAccount, findAccount } from '../../core/store/accounts.js';
-import { readCreds } from '../../core/store/auth-state.js';
+import { readCreds, readSignalKeys } from '../../core/store/auth-state.js';
 import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
 import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
@@ -51,6 +51,16 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
     expect(account).toMatchObject({ status: 'connected', currentStatus: 'connected', hasQR: false });
     expect(await readCreds(gw.table, `auth_${alice.id}`)).toBeDefined();
     expect((await findLease(gw.table, alice.id))?.owner).toBe(gw.connector.ownerId);
+  });
+
+  it('history sync: the bootstrap\'s LID mappings reach the auth state; Baileys does not warn', async () => {
+    // Bob's phone knows Alice's LID and shares it in the bootstrap it pushes to Bob's new device.
+    const aliceLid = await waitFor('Alice\'s LID mapping in Bob\'s auth state', async () => {
+      const stored = await readSignalKeys(gw.table, `auth_${bob.id}`, 'lid-mapping', [alice.phone]);
+      return stored[alice.phone];
+    });
+    expect(JSON.parse(aliceLid)).toMatch(/^\d+$/);
+    expect(gw.logs.lines.some((l) => String(l.msg ?? '').includes('DISABLING ALL SYNC'))).toBe(false);
   });
 
   it('send_text: sent with our message id, stored as fromMe, received by the other account', async () => {
