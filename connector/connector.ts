@@ -94,6 +94,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     stop() {
       stopping ??= (async () => {
         logger.info('connector stopping');
+        // Before anything that waits (the consumer's long poll, commands in flight): a reconnect
+        // firing during that wait would open a new socket in a process that is going away.
+        registry.haltReconnects();
         await Promise.all([consumer.stop(), webhooks?.stop()]);
         await registry.closeAll();
         logger.info('connector stopped');

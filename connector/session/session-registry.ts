@@ -100,6 +100,8 @@ export class SessionRegistry {
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
       this.sessions.set(accountId, session);
+      // Shutdown may have begun during the awaits above.
+      if (this.closing) session.haltReconnects();
       try {
         await session.start(reason);
       } catch (error) {
@@ -141,6 +143,17 @@ export class SessionRegistry {
       this.lastRenewed.delete(accountId);
       await session.logoutAndStop();
     });
+  }
+
+  /**
+   * First step of a shutdown, before commands in flight are finished: no session is started and
+   * no socket is opened any more (pending reconnects cancelled at once), so nothing new comes up
+   * while the rest of the connector winds down. Leases are still renewed until `closeAll`.
+   */
+  haltReconnects(): void {
+    this.closing = true;
+    clearInterval(this.scanTimer);
+    for (const session of this.sessions.values()) session.haltReconnects();
   }
 
   /**
