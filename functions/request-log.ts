@@ -17,8 +17,10 @@ export function requestLog(logger: Logger): MiddlewareHandler<AppEnv> {
     const log = logger.child({ requestId });
     c.set('requestId', requestId);
     c.set('log', log);
-    await next();
+    // Set before the handler builds its response: a header added to a finished response makes
+    // Hono rebuild it around a body stream, which the Node server then copies chunk by chunk.
     c.header('X-Request-Id', requestId);
+    await next();
     log.info(
       {
         method: c.req.method,
