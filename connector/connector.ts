@@ -53,7 +53,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const mediaStore = mediaStoreOf(config, clients);
   const queues = createQueues(config, clients, logger);
   const network = networkOptionsFrom(config);
-  const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger });
+  const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger, queues });
   const ownership = new Ownership(table, newOwnerId(), { ...DEFAULT_OWNERSHIP_TIMING, ...deps.ownership });
   const registry = new SessionRegistry({
     table,
@@ -99,6 +99,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
         registry.haltReconnects();
         await Promise.all([consumer.stop(), webhooks?.stop()]);
         await registry.closeAll();
+        // Webhook events and acks still lingering for a batch go out before the process exits.
+        await queues.flush();
         logger.info('connector stopped');
       })();
       return stopping;

@@ -11,11 +11,13 @@ import type { AwsClients } from './aws.js';
 import type { Config } from './config.js';
 import { logger as rootLogger, type Logger } from './logger.js';
 import { commandSchema, type Command } from './schemas/command.js';
+import { queueBatches } from './sqs-batches.js';
 import { webhookEventSchema, type WebhookEvent } from './schemas/webhook-event.js';
 
 /**
  * The two queues: commands (FIFO, one message group per account, deduplicated by command id)
- * and webhook events (standard). Queue URLs come from the config when given, otherwise they are
+ * and webhook events (standard; sends and acks grouped into batch requests, sqs-batches.ts,
+ * each caller still awaiting its own message). Queue URLs come from the config when given, otherwise they are
  * resolved by name once and cached.
  */
 export interface Received<T> {
@@ -45,6 +47,8 @@ export interface Queues {
   changeWebhookVisibility(receiptHandle: string, seconds: number): Promise<void>;
   commandQueueUrl(): Promise<string>;
   webhookQueueUrl(): Promise<string>;
+  /** Sends the webhook sends and acks still waiting for company in a batch; resolves when all are done. */
+  flush(): Promise<void>;
 }
 
 export async function resolveQueueUrl(sqs: SQSClient, name: string): Promise<string> {
@@ -72,6 +76,7 @@ export function createQueues(
   const { sqs } = clients;
   const commandQueueUrl = cachedUrl(sqs, config.COMMAND_QUEUE_URL, config.COMMAND_QUEUE_NAME);
   const webhookQueueUrl = cachedUrl(sqs, config.WEBHOOK_QUEUE_URL, config.WEBHOOK_QUEUE_NAME);
+  const webhookBatches = queueBatches(sqs, webhookQueueUrl);
 
   async function receive<S extends z.ZodType>(
     queueUrl: string,
@@ -146,19 +151,14 @@ export function createQueues(
     ackCommand: (receiptHandle) => ack(commandQueueUrl(), receiptHandle),
     changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(commandQueueUrl(), receiptHandle, seconds),
     async sendWebhookEvent(event, delaySeconds) {
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: await webhookQueueUrl(),
-          MessageBody: toQueueBody(webhookEventSchema.parse(event)),
-          ...(delaySeconds ? { DelaySeconds: delaySeconds } : {}),
-        }),
-      );
+      await webhookBatches.send({ body: toQueueBody(webhookEventSchema.parse(event)), ...(delaySeconds ? { delaySeconds } : {}) });
     },
     async receiveWebhookEvents(options = {}) {
       return receive(await webhookQueueUrl(), webhookEventSchema, options);
     },
-    ackWebhookEvent: (receiptHandle) => ack(webhookQueueUrl(), receiptHandle),
+    ackWebhookEvent: (receiptHandle) => webhookBatches.delete(receiptHandle),
     changeWebhookVisibility: (receiptHandle, seconds) => changeVisibility(webhookQueueUrl(), receiptHandle, seconds),
+    flush: () => webhookBatches.flush(),
   };
 }
 

@@ -91,3 +91,40 @@ describe('webhook event queue', () => {
     await queues.ackWebhookEvent(again!.receiptHandle);
   });
 });
+
+describe('webhook event queue, batched', () => {
+  const eventFor = (n: number, text = `hi ${n}`) => ({
+    eventId: `acc:3EB0B${n}`,
+    accountId: 'acc',
+    payload: {
+      from: '15550001111@s.whatsapp.net',
+      message: text,
+      messageId: `3EB0B${n}`,
+      timestamp: n,
+      accountId: 'acc',
+      chatId: '15550001111@s.whatsapp.net',
+      fromMe: false,
+      type: 'text',
+    },
+  });
+
+  it('sends 25 events at once (one too big for a batch), each exactly once, and acks them all', async () => {
+    const big = 'x'.repeat(60_000);
+    const events = Array.from({ length: 25 }, (_, n) => eventFor(n, n === 7 ? big : `hi ${n}`));
+    await Promise.all(events.map((event) => queues.sendWebhookEvent(event)));
+    const received = new Map<string, string>();
+    const deadline = Date.now() + 20_000;
+    while (received.size < events.length && Date.now() < deadline) {
+      const batch = await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 60 });
+      for (const r of batch) {
+        expect(received.has(r.body.eventId)).toBe(false);
+        received.set(r.body.eventId, r.receiptHandle);
+      }
+    }
+    expect([...received.keys()].sort()).toEqual(events.map((e) => e.eventId).sort());
+    await Promise.all([...received.values()].map((handle) => queues.ackWebhookEvent(handle)));
+    await queues.flush();
+    expect(await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 0 })).toEqual([]);
+  });
+
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { createBatcher } from '../../core/batcher.js';
+
+describe('batcher', () => {
+  it('groups items added together, answers each caller with its own outcome', async () => {
+    const requests: number[][] = [];
+    const batcher = createBatcher<number, number>({
+      maxBatch: 3,
+      lingerMs: 5,
+      maxInFlight: 2,
+      async send(items) {
+        requests.push(items);
+        return items.map((n) => (n === 4 ? new Error('four refused') : n * 10));
+      },
+    });
+    const outcomes = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
+    expect(requests).toEqual([[1, 2, 3], [4, 5]]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([10, 20, 30, 'four refused', 50]);
+  });
+
+  it('a failed request rejects every item in it; later items still go', async () => {
+    let calls = 0;
+    const batcher = createBatcher<string, string>({
+      maxBatch: 10,
+      lingerMs: 0,
+      maxInFlight: 1,
+      async send(items) {
+        calls += 1;
+        if (calls === 1) throw new Error('network down');
+        return items;
+      },
+    });
+    await expect(batcher.add('a')).rejects.toThrow('network down');
+    await expect(batcher.add('b')).resolves.toBe('b');
+  });
+
+  it('with one request in flight, items queued meanwhile go together and in order', async () => {
+    const requests: string[][] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const batcher = createBatcher<string, void>({
+      maxBatch: 25,
+      lingerMs: 0,
+      maxInFlight: 1,
+      async send(items) {
+        requests.push(items);
+        if (requests.length === 1) await gate;
+        return items.map(() => undefined);
+      },
+    });
+    const first = batcher.add('a');
+    const rest = ['b', 'c', 'd'].map((x) => batcher.add(x));
+    expect(requests).toEqual([['a']]);
+    release();
+    await Promise.all([first, ...rest]);
+    expect(requests).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
+  it('flush sends what lingers and waits for it', async () => {
+    const sent: number[] = [];
+    const batcher = createBatcher<number, void>({
+      maxBatch: 10,
+      lingerMs: 60_000,
+      maxInFlight: 1,
+      async send(items) {
+        sent.push(...items);
+        return items.map(() => undefined);
+      },
+    });
+    const added = batcher.add(1);
+    await batcher.flush();
+    expect(sent).toEqual([1]);
+    await added;
+  });
+});
