@@ -8,10 +8,11 @@
  * 1. map it (map-message.ts); status broadcasts and protocol-only messages are skipped;
  * 2. reactions, revokes and edits update the stored target message (reactions list, revoked
  *    flag, new text or caption);
- * 3. a new message: if its row exists already, nothing more (redelivery is harmless, the
- *    unread count is not bumped twice); else media is downloaded once into S3 with a Media
- *    item, then the Message row is stored, then the Chat (name, unreadCount for inbound
- *    `notify`, lastMessageTime) is updated;
+ * 3. a new message: its row is written only if absent (one conditional write); when it was
+ *    there already, nothing more (redelivery is harmless, the unread count is not bumped
+ *    twice). Media is downloaded once into S3 with a Media item before the row (a message with
+ *    media is looked up first, so a redelivery does not download it again). After the row,
+ *    the Chat (name, unreadCount for inbound `notify`, lastMessageTime) is updated;
  * 4. only after it is stored, the webhook event is enqueued, for inbound messages (fromMe false;
  *    WEBHOOK_INCLUDE_FROM_ME=true or `deliverFromMe: true` adds the account's own), with eventId
  *    `<accountId>:<messageId>`.
@@ -29,7 +30,7 @@ import { mediaStoreOf } from '../../core/media-store.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { recordChatActivity, renameChat } from '../../core/store/chats.js';
-import { findMessage, markMessageRevoked, putMessage } from '../../core/store/messages.js';
+import { findMessage, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
 import { applyReaction } from './reactions.js';
@@ -134,12 +135,12 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     ctx: InboundContext,
     log: Logger,
   ) {
-    if (await findMessage(table, accountId, mapped.messageId)) {
-      log.debug('message already stored');
-      return;
-    }
     const message: Message = { ...mapped };
     if (media) {
+      if (await findMessage(table, accountId, mapped.messageId)) {
+        log.debug('message already stored');
+        return;
+      }
       const signal = AbortSignal.timeout(deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
       try {
         const body = await abortable(ctx.download(msg), signal);
@@ -152,8 +153,11 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         log.warn({ err: errorSummary(error), type: message.type }, 'media download failed; message stored without media');
       }
     }
-    // Two independent items: written together, both before the webhook event.
-    await Promise.all([putMessage(table, accountId, message), updateChat(accountId, msg, message, upsertType)]);
+    if (!(await putMessageIfAbsent(table, accountId, message))) {
+      log.debug('message already stored');
+      return;
+    }
+    await updateChat(accountId, msg, message, upsertType);
     if (!message.fromMe || (deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME)) {
       await queues.sendWebhookEvent(webhookEventFor(accountId, message));
     }

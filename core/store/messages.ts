@@ -3,7 +3,7 @@ import { isConditionalCheckFailed } from '../errors.js';
 import { messageGsi1, messageKey, messagesGsi1pk } from '../keys.js';
 import { messageSchema, type Message } from '../schemas/message.js';
 import { queryGsi1, type Page } from './paging.js';
-import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+import { ITEM_ABSENT, ITEM_EXISTS, withoutKeys, type Table } from './table.js';
 
 const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(withoutKeys(item));
 
@@ -19,6 +19,30 @@ export async function putMessage(table: Table, accountId: string, message: Messa
       },
     }),
   );
+}
+
+/**
+ * Stores a message unless its id is stored already: one conditional write that both stores and
+ * tells a redelivery apart. False when the message was there (nothing is changed then).
+ */
+export async function putMessageIfAbsent(table: Table, accountId: string, message: Message): Promise<boolean> {
+  try {
+    await table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: {
+          ...messageKey(accountId, message.messageId),
+          ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
+          ...message,
+        },
+        ConditionExpression: ITEM_ABSENT,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
 }
 
 export async function findMessage(table: Table, accountId: string, messageId: string): Promise<Message | undefined> {

@@ -14,7 +14,7 @@ import {
 } from '../../core/store/auth-state.js';
 import { listChats, recordChatActivity } from '../../core/store/chats.js';
 import { findMedia, putMedia } from '../../core/store/media.js';
-import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage } from '../../core/store/messages.js';
+import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
 import { findOutbound, markOutboundFailed, markOutboundSent, putPendingOutbound } from '../../core/store/outbound.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { listWebhooks, registerWebhook } from '../../core/store/webhooks.js';
@@ -90,6 +90,14 @@ describe('chats and messages', () => {
     const page = await listMessages(table, id, chatJid, { limit: 2, skip: 3 });
     expect(page.map((m) => m.messageId)).toEqual(['M3', 'M2']);
     expect(await findMessage(table, id, 'M4')).toMatchObject({ chatId: chatJid, text: 'hello M4' });
+  });
+
+  it('stores a message only if absent: a second write of the same id changes nothing', async () => {
+    const id = uniqueId('once');
+    expect(await putMessageIfAbsent(table, id, textMessage('O1', 1))).toBe(true);
+    expect(await putMessageIfAbsent(table, id, { ...textMessage('O1', 1), text: 'replaced' })).toBe(false);
+    expect((await findMessage(table, id, 'O1'))?.text).toBe('hello O1');
+    expect(await listMessages(table, id, chatJid, { limit: 50, skip: 0 })).toHaveLength(1);
   });
 
   it('records reactions and revocations on stored messages only', async () => {
