@@ -9,13 +9,14 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
+import { createBatcher, type Batcher } from '../../core/batcher.js';
 import type { Logger } from '../../core/logger.js';
 import {
   clearAuthState,
   readCreds,
   readSignalKeys,
   writeCreds,
-  writeSignalKeys,
+  writeSignalKeysOfCollections,
   type SignalKeyWrite,
 } from '../../core/store/auth-state.js';
 import type { Table } from '../../core/store/table.js';
@@ -24,7 +25,10 @@ import type { Table } from '../../core/store/table.js';
  * Baileys' authentication state kept in DynamoDB under one `collectionName`: the creds item and
  * one item per signal key, values serialized with Baileys' BufferJSON. Key writes are awaited
  * before Baileys continues (it awaits `keys.set`), so a pre-key or session it uses is durable
- * first; creds writes are queued in order and `flush()` waits for them before a reconnect or a
+ * first. The key writes of all the accounts on one table go through one group commit
+ * (signalKeyWriterFor): while a BatchWriteItem is out, the writes that arrive wait and then
+ * go together, one request at a time, so a later write of a key never lands before an
+ * earlier one; each `keys.set` still resolves only once its own writes are stored. Creds writes are queued in order and `flush()` waits for them before a reconnect or a
  * shutdown. An in-memory cache in front of the key store spares repeated reads.
  */
 export interface DynamoAuthState {
@@ -42,7 +46,35 @@ export interface DynamoAuthState {
 const serialize = (value: unknown) => JSON.stringify(value, BufferJSON.replacer);
 const deserialize = (text: string): unknown => JSON.parse(text, BufferJSON.reviver);
 
+type SignalKeyWriter = Batcher<{ collectionName: string; writes: SignalKeyWrite[] }, void>;
+
+/** `keys.set` calls (of any accounts) sent together in one batch write, at most. */
+const KEY_WRITE_CALLERS_PER_REQUEST = 25;
+/** One writer per document client and table: shared by every account of this process. */
+const keyWriters = new WeakMap<Table['doc'], Map<string, SignalKeyWriter>>();
+
+function signalKeyWriterFor(table: Table): SignalKeyWriter {
+  let byTable = keyWriters.get(table.doc);
+  if (!byTable) keyWriters.set(table.doc, (byTable = new Map()));
+  let writer = byTable.get(table.name);
+  if (!writer) {
+    writer = createBatcher({
+      maxBatch: KEY_WRITE_CALLERS_PER_REQUEST,
+      lingerMs: 0,
+      maxInFlight: 1,
+      async send(calls) {
+        // The accounts' writes in the same requests; a key written twice keeps the later value.
+        await writeSignalKeysOfCollections(table, calls);
+        return calls.map(() => undefined);
+      },
+    });
+    byTable.set(table.name, writer);
+  }
+  return writer;
+}
+
 function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
+  const writer = signalKeyWriterFor(table);
   return {
     async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
       const stored = await readSignalKeys(table, collectionName, type, ids);
@@ -65,7 +97,7 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
           writes.push({ type, id, value: value ? serialize(value) : null });
         }
       }
-      await writeSignalKeys(table, collectionName, writes);
+      if (writes.length > 0) await writer.add({ collectionName, writes });
     },
   };
 }

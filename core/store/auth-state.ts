@@ -60,12 +60,25 @@ export async function readSignalKeys(
 
 /** Puts and deletes signal keys in batches of 25 (unprocessed items retried). */
 export async function writeSignalKeys(table: Table, collectionName: string, writes: SignalKeyWrite[]): Promise<void> {
+  await writeSignalKeysOfCollections(table, [{ collectionName, writes }]);
+}
+
+/**
+ * The writes of several collections in the same batch requests (the connector coalesces the
+ * writes of its accounts). A key written more than once keeps its last value in `groups` order.
+ */
+export async function writeSignalKeysOfCollections(
+  table: Table,
+  groups: { collectionName: string; writes: SignalKeyWrite[] }[],
+): Promise<void> {
   await batchWrite(
     table,
-    writes.map((w) => {
-      const key = authSignalKey(collectionName, w.type, w.id);
-      return w.value === null ? { delete: key } : { put: { ...key, value: w.value } };
-    }),
+    groups.flatMap(({ collectionName, writes }) =>
+      writes.map((w) => {
+        const key = authSignalKey(collectionName, w.type, w.id);
+        return w.value === null ? { delete: key } : { put: { ...key, value: w.value } };
+      }),
+    ),
   );
 }
 

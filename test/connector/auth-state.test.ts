@@ -77,4 +77,19 @@ describe('Baileys auth state in DynamoDB', () => {
     expect(Object.keys(got)).toHaveLength(130);
     expect(Buffer.from(got['130']!.private)).toEqual(Buffer.from([130, 130]));
   });
+
+  it('key writes of many accounts at once are each stored when their set resolves, the last value of a key kept', async () => {
+    const accounts = await Promise.all(Array.from({ length: 30 }, (_, n) => loadDynamoAuthState(table, `auth_together_${n}`, silentLogger)));
+    await Promise.all(
+      accounts.map(async (auth, n) => {
+        await auth.state.keys.set({ session: { 'carol.0': new Uint8Array([n, 1]) } });
+        await auth.state.keys.set({ session: { 'carol.0': new Uint8Array([n, 2]) } });
+      }),
+    );
+    for (let n = 0; n < accounts.length; n++) {
+      const reloaded = await loadDynamoAuthState(table, `auth_together_${n}`, silentLogger);
+      const sessions = await reloaded.state.keys.get('session', ['carol.0']);
+      expect(Buffer.from(sessions['carol.0']!)).toEqual(Buffer.from([n, 2]));
+    }
+  });
 });
