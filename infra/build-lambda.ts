@@ -1,7 +1,8 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -12,6 +13,46 @@ export interface LambdaBundle {
   file: string;
   bytes: number;
 }
+
+const BUILTIN_SHIM = 'builtin-via-require';
+
+/**
+ * Loads Node's built-in modules with require() (the banner's createRequire) instead of ESM
+ * imports. An ESM import of a built-in builds its ES module facade, which reads every export,
+ * lazy getters included: for node:http that loads Node's internal undici (fetch, WebSocket),
+ * tens of milliseconds of a cold start for nothing the handler uses.
+ */
+const builtinsViaRequire: Plugin = {
+  name: BUILTIN_SHIM,
+  setup(build) {
+    build.onResolve({ filter: /^[a-z0-9:_/]+$/ }, (args) => {
+      if (!isBuiltin(args.path)) return undefined;
+      return args.namespace === BUILTIN_SHIM ? { path: args.path, external: true } : { path: args.path, namespace: BUILTIN_SHIM };
+    });
+    build.onLoad({ filter: /.*/, namespace: BUILTIN_SHIM }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+const NO_ZOD_LOCALES = 'no-zod-locales';
+
+/**
+ * zod's `z` namespace re-exports every locale (`z.locales`, a quarter of the bundle), and
+ * @hono/zod-openapi passes `z` around as a value, so esbuild cannot drop them. We never call
+ * `z.config(z.locales.xx())`: the English messages zod itself loads (from locales/en.js, not
+ * this index) are the only ones used, so the index becomes an empty module.
+ */
+const withoutZodLocales: Plugin = {
+  name: NO_ZOD_LOCALES,
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? { path: 'zod-locales', namespace: NO_ZOD_LOCALES } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: NO_ZOD_LOCALES }, () => ({ contents: 'export {};', loader: 'js' }));
+  },
+};
 
 /**
  * Bundles functions/lambda.ts into one minified ESM file, `<outdir>/index.mjs`, with every
@@ -37,6 +78,7 @@ export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {
     // Parts of the AWS SDK are CommonJS and call require() for node builtins, which an ESM
     // bundle lacks ("Dynamic require of "node:https" is not supported").
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    plugins: [builtinsViaRequire, withoutZodLocales],
     logLevel: 'warning',
   });
   return { outdir: target, file, bytes: (await stat(file)).size };
