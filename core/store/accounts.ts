@@ -3,7 +3,7 @@ import { AlreadyExistsError, NotFoundError, isConditionalCheckFailed } from '../
 import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
 import { accountSchema, type Account, type AccountStatusChange } from '../schemas/account.js';
 import { ALL, queryGsi1 } from './paging.js';
-import { ITEM_ABSENT, ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
 
 export interface NewAccount {
   id: string;
@@ -12,7 +12,11 @@ export interface NewAccount {
   status: Account['status'];
 }
 
-const parseAccount = (item: Record<string, unknown>) => accountSchema.parse(withoutKeys(item));
+/**
+ * The schema is a plain z.object, which leaves out the key attributes (pk, sk, gsi1pk, gsi1sk)
+ * with every other unknown one: copying the item without them first doubled the cost of a page.
+ */
+const parseAccount = (item: Record<string, unknown>) => accountSchema.parse(item);
 
 /** Stores a new account; AlreadyExistsError(`Account already exists`) when the id is taken. */
 export async function createAccount(table: Table, input: NewAccount, now = new Date()): Promise<Account> {
