@@ -35,7 +35,9 @@ export async function putStream(store: MediaStore, key: string, body: UploadBody
   const upload = new Upload({
     client: store.s3,
     params: { Bucket: store.bucket, Key: key, Body: body, ContentType: options.contentType },
-    queueSize: 2,
+    // One part in flight while the next fills: an upload holds at most two 5 MB parts (S3's
+    // minimum part size) in memory, however large the file or however slow the store.
+    queueSize: 1,
     partSize: 5 * 1024 * 1024,
     leavePartsOnError: false,
   });

@@ -1,7 +1,10 @@
 import { createClients, destroyClients, type AwsClients } from '../../core/aws.js';
 import { loadConfig, type Config } from '../../core/config.js';
 import { ensureResources } from '../../core/resources.js';
-import { startEmulators } from '../../infra/local/emulators.js';
+import { startEmulators, type Emulators } from '../../infra/local/emulators.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 
 export interface TestStack {
@@ -15,12 +18,15 @@ export interface TestStack {
 /**
  * Emulators on free ports (in a temp dir unless `dataDir` is given), SDK clients pointing at
  * them, and the table, bucket and queues created. `overrides` go into the config (e.g.
- * SEND_TIMEOUT_MS). Nothing touches process.env. Call `stop()` in afterAll.
+ * SEND_TIMEOUT_MS). `separateProcess` runs the emulators in a child process (for memory
+ * measurements of this one). Nothing touches process.env. Call `stop()` in afterAll.
  */
 export async function startTestStack(
-  options: { dataDir?: string; overrides?: Record<string, string> } = {},
+  options: { dataDir?: string; overrides?: Record<string, string>; separateProcess?: boolean } = {},
 ): Promise<TestStack> {
-  const emulators = await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
+  const emulators = options.separateProcess
+    ? await startChildEmulators()
+    : await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
   const config = loadConfig({ LOG_LEVEL: 'silent', ...emulators.env, ...options.overrides });
   const clients = createClients(config);
   try {
@@ -37,6 +43,22 @@ export async function startTestStack(
     async stop() {
       destroyClients(clients);
       await emulators.stop();
+    },
+  };
+}
+
+async function startChildEmulators(): Promise<Pick<Emulators, 'env' | 'stop'>> {
+  const script = new URL('./emulators-child.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  const lines = createInterface({ input: child.stdout });
+  const [line] = (await Promise.race([once(lines, 'line'), exited.then(() => [undefined])])) as [string | undefined];
+  if (line === undefined) throw new Error('the emulators child process exited before printing its endpoints');
+  return {
+    env: JSON.parse(line) as Record<string, string>,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
     },
   };
 }
