@@ -8,11 +8,13 @@
  * 1. map it (map-message.ts); status broadcasts and protocol-only messages are skipped;
  * 2. reactions, revokes and edits update the stored target message (reactions list, revoked
  *    flag, new text or caption);
- * 3. a new message: its row is written only if absent (one conditional write); when it was
- *    there already, nothing more (redelivery is harmless, the unread count is not bumped
- *    twice). Media is downloaded once into S3 with a Media item before the row (a message with
- *    media is looked up first, so a redelivery does not download it again). After the row,
- *    the Chat (name, unreadCount for inbound `notify`, lastMessageTime) is updated;
+ * 3. a new message: its row is written only if absent (one conditional write), and at the same
+ *    time the Chat (name, unreadCount for inbound `notify`, lastMessageTime) is updated. When
+ *    the row was there already (a redelivery), the unread message just added is taken back
+ *    and nothing more happens: the count ends as if the chat had not been touched (counter
+ *    updates commute; lastMessageTime only moves forward, to this same time). Media is
+ *    downloaded once into S3 with a Media item before the row (a message with media is looked
+ *    up first, so a redelivery does not download it again);
  * 4. only after it is stored, the webhook event is enqueued, for inbound messages (fromMe false;
  *    WEBHOOK_INCLUDE_FROM_ME=true or `deliverFromMe: true` adds the account's own), with eventId
  *    `<accountId>:<messageId>`.
@@ -29,7 +31,7 @@ import type { Logger } from '../../core/logger.js';
 import { mediaStoreOf } from '../../core/media-store.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
-import { recordChatActivity, renameChat } from '../../core/store/chats.js';
+import { recordChatActivity, renameChat, retractUnread } from '../../core/store/chats.js';
 import { findMessage, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
@@ -153,24 +155,26 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         log.warn({ err: errorSummary(error), type: message.type }, 'media download failed; message stored without media');
       }
     }
-    if (!(await putMessageIfAbsent(table, accountId, message))) {
+    const unread = upsertType === 'notify' && !message.fromMe;
+    const [stored] = await Promise.all([putMessageIfAbsent(table, accountId, message), updateChat(accountId, msg, message, unread)]);
+    if (!stored) {
+      if (unread) await retractUnread(table, accountId, message.chatId);
       log.debug('message already stored');
       return;
     }
-    await updateChat(accountId, msg, message, upsertType);
     if (!message.fromMe || (deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME)) {
       await queues.sendWebhookEvent(webhookEventFor(accountId, message));
     }
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
 
-  async function updateChat(accountId: string, msg: WAMessage, message: Message, upsertType: MessagesUpsert['type']) {
+  async function updateChat(accountId: string, msg: WAMessage, message: Message, unread: boolean) {
     // A pushName names the sender: it names the chat only in a one-to-one chat, not for our own messages.
     const name = !message.fromMe && message.from === message.chatId && msg.pushName ? msg.pushName : undefined;
     await recordChatActivity(table, accountId, {
       chatId: message.chatId,
       timestamp: message.timestamp,
-      unread: upsertType === 'notify' && !message.fromMe,
+      unread,
       ...(name ? { name } : {}),
     });
     const nameKey = `${accountId}\n${message.chatId}`;

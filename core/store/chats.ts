@@ -79,6 +79,25 @@ export async function recordChatActivity(table: Table, accountId: string, activi
   }
 }
 
+/**
+ * Takes back the unread message `recordChatActivity` added for a message that turned out to be
+ * a redelivery (the inbound pipeline writes both at once). Counter updates commute, so the
+ * count ends right whatever lands first.
+ */
+export async function retractUnread(table: Table, accountId: string, chatId: string): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: chatKey(accountId, chatId),
+      UpdateExpression: 'ADD unreadCount :minusOne',
+      ConditionExpression: ITEM_EXISTS,
+      ExpressionAttributeValues: { ':minusOne': -1 },
+    }),
+  ).catch((error: unknown) => {
+    if (!isConditionalCheckFailed(error)) throw error;
+  });
+}
+
 export async function markChatRead(table: Table, accountId: string, chatId: string): Promise<void> {
   await table.doc.send(
     new UpdateCommand({

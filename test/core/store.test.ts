@@ -12,7 +12,7 @@ import {
   writeCreds,
   writeSignalKeys,
 } from '../../core/store/auth-state.js';
-import { listChats, recordChatActivity } from '../../core/store/chats.js';
+import { findChat, listChats, recordChatActivity, retractUnread } from '../../core/store/chats.js';
 import { findMedia, putMedia } from '../../core/store/media.js';
 import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
 import { findOutbound, markOutboundFailed, markOutboundSent, putPendingOutbound } from '../../core/store/outbound.js';
@@ -126,6 +126,19 @@ describe('chats and messages', () => {
       { chatId: b, name: 'Group', unreadCount: 1, lastMessageTime: 200 },
     ]);
     expect(await listChats(table, id, { limit: 1, skip: 1 })).toEqual([chats[1]]);
+  });
+
+  it('retracting an unread message takes one off the count and creates no chat', async () => {
+    const id = uniqueId('retract');
+    const a = '15550000002@s.whatsapp.net';
+    await recordChatActivity(table, id, { chatId: a, timestamp: 100, unread: true });
+    await retractUnread(table, id, a);
+    await recordChatActivity(table, id, { chatId: a, timestamp: 200, unread: true });
+    await recordChatActivity(table, id, { chatId: a, timestamp: 200, unread: true });
+    await retractUnread(table, id, a);
+    expect(await findChat(table, id, a)).toMatchObject({ unreadCount: 1, lastMessageTime: 200 });
+    await retractUnread(table, id, '15550000003@s.whatsapp.net');
+    expect(await findChat(table, id, '15550000003@s.whatsapp.net')).toBeUndefined();
   });
 });
 
