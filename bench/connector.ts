@@ -65,12 +65,19 @@ async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise
   );
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
 /** The sandbox in its own process (in memory), so that it does not share a core with the emulators. */
-async function startSandboxProcess(): Promise<{ descriptor: SandboxDescriptor; stop: () => Promise<void> }> {
+async function startSandboxProcess(): Promise<{ descriptor: SandboxDescriptor; pid: number; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/cli.ts'], {
     env: { ...process.env, SANDBOX_IN_MEMORY: '1' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -81,6 +88,7 @@ async function startSandboxProcess(): Promise<{ descriptor: SandboxDescriptor; s
   });
   return {
     descriptor: JSON.parse(firstLine) as SandboxDescriptor,
+    pid: child.pid ?? -1,
     stop: () =>
       new Promise((resolve) => {
         child.once('exit', () => resolve());
@@ -204,6 +212,9 @@ async function main() {
       for (const phone of senders) await control.createPhone(phone);
       const sentAt = new Map<string, number>();
       const jobs = Array.from({ length: totalMessages }, (_, i) => i);
+      const connectorCpuBefore = cpuSecondsOf(child.pid);
+      const sandboxCpuBefore = cpuSecondsOf(sandbox.pid);
+      const benchCpuBefore = process.cpuUsage();
       const started = performance.now();
       await inBatches(jobs, SEND_CONCURRENCY, async (i) => {
         const to = String(15551000000 + (i % receivers));
@@ -218,13 +229,22 @@ async function main() {
         intervalMs: 200,
       });
       const elapsed = (Math.max(...[...sentAt.keys()].map((id) => delivered.get(id)!)) - started) / 1000;
+      // CPU per message is what a busy shared machine changes least (the rate depends on what else runs).
+      const benchCpu = process.cpuUsage(benchCpuBefore);
+      const perMessageMs = (seconds: number) => ((seconds * 1000) / totalMessages).toFixed(2);
+      const cpuRow =
+        `  CPU per message: connector ${perMessageMs(cpuSecondsOf(child.pid) - connectorCpuBefore)} ms, ` +
+        `emulators and webhook receiver ${perMessageMs((benchCpu.user + benchCpu.system) / 1e6)} ms, ` +
+        `sandbox ${perMessageMs(cpuSecondsOf(sandbox.pid) - sandboxCpuBefore)} ms`;
       const latencies = [...sentAt].map(([id, t0]) => delivered.get(id)! - t0).sort((a, b) => a - b);
       throughputRows.push(
         `inbound at ${receivers} accounts${offeredRate ? `, offered ${offeredRate}/s` : ', burst'}: ${totalMessages} messages in ${elapsed.toFixed(2)} s = ` +
           `${(totalMessages / elapsed).toFixed(0)} messages/s (arrival to webhook delivered); latency p50 ` +
           `${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`,
       );
-      console.log(throughputRows.at(-1));
+      throughputRows.push(cpuRow);
+      console.log(throughputRows.at(-2));
+      console.log(cpuRow);
     };
 
     // Throughput runs when exactly `throughputAccounts` accounts exist, between the memory steps.
