@@ -28,8 +28,11 @@ import type { Table } from '../../core/store/table.js';
  * first. The key writes of all the accounts on one table go through one group commit
  * (signalKeyWriterFor): while a BatchWriteItem is out, the writes that arrive wait and then
  * go together, one request at a time, so a later write of a key never lands before an
- * earlier one; each `keys.set` still resolves only once its own writes are stored. Creds writes are queued in order and `flush()` waits for them before a reconnect or a
- * shutdown. An in-memory cache in front of the key store spares repeated reads.
+ * earlier one; each `keys.set` still resolves only once its own writes are stored. Keys found
+ * absent are remembered (keyStoreFor), so a key Baileys asks for on every message but that
+ * does not exist costs no read each time. Creds writes are queued in order and `flush()` waits
+ * for them before a reconnect or a shutdown. An in-memory cache in front of the key store
+ * spares repeated reads.
  */
 export interface DynamoAuthState {
   state: AuthenticationState;
@@ -73,11 +76,29 @@ function signalKeyWriterFor(table: Table): SignalKeyWriter {
   return writer;
 }
 
+/** Absent keys remembered per collection, at most; the set starts over when full. */
+const KNOWN_ABSENT_LIMIT = 10_000;
+
 function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
   const writer = signalKeyWriterFor(table);
+  // Baileys' cache in front of this store keeps found keys only, and looks up some absent ones
+  // (such as sessions or mappings not made yet) on every message. This process is the only
+  // writer of the collection while it holds the account's lease, and every write passes
+  // through set() below, so an absent key stays absent until set() says otherwise.
+  const knownAbsent = new Set<string>();
+  const absentKey = (type: string, id: string) => `${type}\u0000${id}`;
+  /** Counts set() calls: a read that overlapped one proves nothing about absence. */
+  let writesStarted = 0;
   return {
     async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
-      const stored = await readSignalKeys(table, collectionName, type, ids);
+      const toRead = ids.filter((id) => !knownAbsent.has(absentKey(type, id)));
+      const writesBefore = writesStarted;
+      const stored = toRead.length > 0 ? await readSignalKeys(table, collectionName, type, toRead) : {};
+      for (const id of toRead) {
+        if (stored[id] !== undefined || writesStarted !== writesBefore) continue;
+        if (knownAbsent.size >= KNOWN_ABSENT_LIMIT) knownAbsent.clear();
+        knownAbsent.add(absentKey(type, id));
+      }
       const values: { [id: string]: SignalDataTypeMap[T] } = {};
       for (const [id, text] of Object.entries(stored)) {
         const parsed = deserialize(text);
@@ -97,7 +118,11 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
           writes.push({ type, id, value: value ? serialize(value) : null });
         }
       }
-      if (writes.length > 0) await writer.add({ collectionName, writes });
+      if (writes.length === 0) return;
+      writesStarted += 1;
+      for (const w of writes) knownAbsent.delete(absentKey(w.type, w.id));
+      await writer.add({ collectionName, writes });
+      for (const w of writes) if (w.value === null) knownAbsent.add(absentKey(w.type, w.id));
     },
   };
 }

@@ -92,4 +92,17 @@ describe('Baileys auth state in DynamoDB', () => {
       expect(Buffer.from(sessions['carol.0']!)).toEqual(Buffer.from([n, 2]));
     }
   });
+
+  it('a key read while absent is found once set, and absent again once deleted', async () => {
+    const auth = await loadDynamoAuthState(table, 'auth_absent', silentLogger);
+    expect(await auth.state.keys.get('session', ['dave.0'])).toEqual({});
+    expect(await auth.state.keys.get('session', ['dave.0'])).toEqual({});
+    await auth.state.keys.set({ session: { 'dave.0': new Uint8Array([7]) } });
+    expect(Buffer.from((await auth.state.keys.get('session', ['dave.0']))['dave.0']!)).toEqual(Buffer.from([7]));
+    const reloaded = await loadDynamoAuthState(table, 'auth_absent', silentLogger);
+    expect(Buffer.from((await reloaded.state.keys.get('session', ['dave.0']))['dave.0']!)).toEqual(Buffer.from([7]));
+    await auth.state.keys.set({ session: { 'dave.0': null } });
+    expect((await auth.state.keys.get('session', ['dave.0']))['dave.0']).toBeFalsy();
+    expect(await (await loadDynamoAuthState(table, 'auth_absent', silentLogger)).state.keys.get('session', ['dave.0'])).toEqual({});
+  });
 });
