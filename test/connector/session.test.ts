@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCommandId, newMessageId } from '../../core/ids.js';
-import { createAccount, findAccount } from '../../core/store/accounts.js';
+import { newCommandId } from '../../core/ids.js';
+import { findAccount } from '../../core/store/accounts.js';
 import { readCreds, readSignalKeys } from '../../core/store/auth-state.js';
 import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
-import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
 import { startGateway, type Gateway } from '../e2e/support/gateway.js';
+import { connectByCommand, sendTextByCommand } from '../e2e/support/commands.js';
 import { waitFor } from '../e2e/support/wait.js';
 
 /**
@@ -17,26 +17,6 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
   const alice = { id: 'cmdalice', phone: '15550100001' };
   const bob = { id: 'cmdbob', phone: '15550100002' };
 
-  async function createAndConnect(account: { id: string; phone: string }) {
-    await gw.control.createPhone(account.phone);
-    await createAccount(gw.table, { id: account.id, collectionName: `auth_${account.id}`, status: 'connecting' });
-    const from = gw.logs.lines.length;
-    await gw.queues.sendCommand({ type: 'connect', accountId: account.id, commandId: newCommandId(), payload: {} });
-    await gw.linkAccount(account.id, account.phone, { logsFrom: from });
-  }
-
-  async function sendText(accountId: string, to: string, text: string) {
-    const messageId = newMessageId();
-    const commandId = newCommandId();
-    await putPendingOutbound(gw.table, accountId, { messageId, commandId });
-    await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
-    const outbound = await waitFor('the send to settle', async () => {
-      const found = await findOutbound(gw.table, accountId, messageId);
-      return found && found.status !== 'pending' ? found : undefined;
-    });
-    return { messageId, outbound };
-  }
-
   beforeAll(async () => {
     gw = await startGateway();
   });
@@ -45,8 +25,8 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
   });
 
   it('connect: QR in the log, scanned by the phone, connected; creds and lease stored', async () => {
-    await createAndConnect(alice);
-    await createAndConnect(bob);
+    await connectByCommand(gw, alice);
+    await connectByCommand(gw, bob);
     const account = await findAccount(gw.table, alice.id, true);
     expect(account).toMatchObject({ status: 'connected', currentStatus: 'connected', hasQR: false });
     expect(await readCreds(gw.table, `auth_${alice.id}`)).toBeDefined();
@@ -64,7 +44,7 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
   });
 
   it('send_text: sent with our message id, stored as fromMe, received by the other account', async () => {
-    const { messageId, outbound } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'hello bob');
+    const { messageId, outbound } = await sendTextByCommand(gw, alice.id, `${bob.phone}@s.whatsapp.net`, 'hello bob');
     expect(outbound).toMatchObject({ status: 'sent' });
     expect(await findMessage(gw.table, alice.id, messageId)).toMatchObject({ fromMe: true, text: 'hello bob' });
     const received = await waitFor('bob to store the message', () => findMessage(gw.table, bob.id, messageId));
@@ -72,7 +52,7 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
   });
 
   it('a redelivered send whose outbound is settled is skipped, not sent twice', async () => {
-    const { messageId } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'once');
+    const { messageId } = await sendTextByCommand(gw, alice.id, `${bob.phone}@s.whatsapp.net`, 'once');
     const commandId = newCommandId();
     await gw.queues.sendCommand({
       type: 'send_text',

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCommandId, newMessageId } from '../../core/ids.js';
-import { createAccount } from '../../core/store/accounts.js';
 import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
-import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
 import type { Connector } from '../../connector/connector.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { startGateway, type Gateway } from './support/gateway.js';
+import { connectByCommand, sendTextByCommand } from './support/commands.js';
 import { waitFor } from './support/wait.js';
 
 /**
@@ -22,30 +20,10 @@ describe('connector restart and account ownership', { timeout: 180_000 }, () => 
   const alice = { id: 'ownalice', phone: '15550200001' };
   const bob = { id: 'ownbob', phone: '15550200002' };
 
-  async function link(account: { id: string; phone: string }) {
-    await gw.control.createPhone(account.phone);
-    await createAccount(gw.table, { id: account.id, collectionName: `auth_${account.id}`, status: 'connecting' });
-    const from = gw.logs.lines.length;
-    await gw.queues.sendCommand({ type: 'connect', accountId: account.id, commandId: newCommandId(), payload: {} });
-    await gw.linkAccount(account.id, account.phone, { logsFrom: from });
-  }
-
-  async function sendText(accountId: string, to: string, text: string) {
-    const messageId = newMessageId();
-    const commandId = newCommandId();
-    await putPendingOutbound(gw.table, accountId, { messageId, commandId });
-    await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
-    const outbound = await waitFor('the send to settle', async () => {
-      const found = await findOutbound(gw.table, accountId, messageId);
-      return found && found.status !== 'pending' ? found : undefined;
-    });
-    return { messageId, outbound };
-  }
-
   beforeAll(async () => {
     gw = await startGateway({ ownership: { scanEveryMs: 1_000, renewEveryMs: 2_000, leaseTtlMs: 10_000 } });
-    await link(alice);
-    await link(bob);
+    await connectByCommand(gw, alice);
+    await connectByCommand(gw, bob);
   });
   afterAll(async () => {
     await child?.kill();
@@ -58,7 +36,7 @@ describe('connector restart and account ownership', { timeout: 180_000 }, () => 
     await gw.waitForStatus(alice.id, 'connected');
     await gw.waitForStatus(bob.id, 'connected');
     expect(gw.logs.linesSince(from, (l) => l.event === 'qr')).toEqual([]);
-    const { messageId, outbound } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'after restart');
+    const { messageId, outbound } = await sendTextByCommand(gw, alice.id, `${bob.phone}@s.whatsapp.net`, 'after restart');
     expect(outbound.status).toBe('sent');
     await waitFor('bob to receive it', () => findMessage(gw.table, bob.id, messageId));
   });
@@ -82,7 +60,7 @@ describe('connector restart and account ownership', { timeout: 180_000 }, () => 
     expect(gw.sandbox.core.network.onlineCount()).toBe(2);
 
     // Either connector may receive the command; the one that does not own the account hands it back.
-    const { messageId, outbound } = await sendText(alice.id, `${bob.phone}@s.whatsapp.net`, 'while two connectors run');
+    const { messageId, outbound } = await sendTextByCommand(gw, alice.id, `${bob.phone}@s.whatsapp.net`, 'while two connectors run');
     expect(outbound.status).toBe('sent');
     await waitFor('bob to receive it', () => findMessage(gw.table, bob.id, messageId));
     expect(second.registry.accountIds()).toEqual([]);
@@ -107,7 +85,7 @@ describe('connector restart and account ownership', { timeout: 180_000 }, () => 
     expect(second.registry.accountIds().sort()).toEqual([alice.id, bob.id].sort());
     expect(gw.sandbox.core.network.onlineCount()).toBe(2);
 
-    const { messageId, outbound } = await sendText(bob.id, `${alice.phone}@s.whatsapp.net`, 'after takeover');
+    const { messageId, outbound } = await sendTextByCommand(gw, bob.id, `${alice.phone}@s.whatsapp.net`, 'after takeover');
     expect(outbound.status).toBe('sent');
     await waitFor('alice to receive it', () => findMessage(gw.table, alice.id, messageId));
   });
