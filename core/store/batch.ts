@@ -1,5 +1,6 @@
-import { BatchGetCommand, BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Key } from '../keys.js';
+import { queryPartition } from './paging.js';
 import type { Table } from './table.js';
 
 /** DynamoDB's own per-request limits. */
@@ -62,22 +63,8 @@ export async function batchWrite(table: Table, requests: WriteRequest[]): Promis
 
 /** Keys of every item in one partition (all pages), for deletion. */
 export async function partitionKeys(table: Table, pk: string): Promise<Key[]> {
-  const keys: Key[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const item of page.Items ?? []) keys.push({ pk: String(item.pk), sk: String(item.sk) });
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return keys;
+  const items = await queryPartition(table, pk, 'pk, sk');
+  return items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) }));
 }
 
 export async function deletePartition(table: Table, pk: string): Promise<number> {

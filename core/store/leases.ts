@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isConditionalCheckFailed } from '../errors.js';
 import { leaseKey } from '../keys.js';
 import { batchGet } from './batch.js';
-import { withoutKeys, type Table } from './table.js';
+import { withoutKeys, writeIfCondition, type Table } from './table.js';
 
 /**
  * Ownership of an account's WhatsApp socket: exactly one connector may hold it. A lease names its
@@ -50,8 +50,8 @@ export async function acquireLease(
   ttlMs: number,
   now = Date.now(),
 ): Promise<boolean> {
-  try {
-    await table.doc.send(
+  return writeIfCondition(
+    table.doc.send(
       new PutCommand({
         TableName: table.name,
         Item: leaseItem(accountId, owner, ttlMs, now),
@@ -59,12 +59,8 @@ export async function acquireLease(
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: { ':now': now, ':owner': owner },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /**
@@ -79,8 +75,8 @@ export async function renewLease(
   now = Date.now(),
 ): Promise<boolean> {
   const item = leaseItem(accountId, owner, ttlMs, now);
-  try {
-    await table.doc.send(
+  return writeIfCondition(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: leaseKey(accountId),
@@ -89,12 +85,8 @@ export async function renewLease(
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: { ':owner': owner, ':until': item.leaseExpiresAt, ':ttl': item.expiresAt },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /** Gives a lease up so another connector may take the account at once; a lease not ours is left alone. */

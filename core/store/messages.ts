@@ -1,9 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../errors.js';
 import { messageGsi1, messageKey, messagesGsi1pk } from '../keys.js';
 import { messageSchema, type Message } from '../schemas/message.js';
 import { queryGsi1, type Page } from './paging.js';
-import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
+import { ITEM_ABSENT, ITEM_EXISTS, writeIfCondition, type Table } from './table.js';
 
 /**
  * The schema is a plain z.object, which leaves out the key attributes (pk, sk, gsi1pk, gsi1sk)
@@ -11,16 +10,18 @@ import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
  */
 const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(item);
 
+const messageItem = (accountId: string, message: Message) => ({
+  ...messageKey(accountId, message.messageId),
+  ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
+  ...message,
+});
+
 /** Stores (or replaces) a message; the same message id is one item, so redelivery is harmless. */
 export async function putMessage(table: Table, accountId: string, message: Message): Promise<void> {
   await table.doc.send(
     new PutCommand({
       TableName: table.name,
-      Item: {
-        ...messageKey(accountId, message.messageId),
-        ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
-        ...message,
-      },
+      Item: messageItem(accountId, message),
     }),
   );
 }
@@ -30,23 +31,15 @@ export async function putMessage(table: Table, accountId: string, message: Messa
  * tells a redelivery apart. False when the message was there (nothing is changed then).
  */
 export async function putMessageIfAbsent(table: Table, accountId: string, message: Message): Promise<boolean> {
-  try {
-    await table.doc.send(
+  return writeIfCondition(
+    table.doc.send(
       new PutCommand({
         TableName: table.name,
-        Item: {
-          ...messageKey(accountId, message.messageId),
-          ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
-          ...message,
-        },
+        Item: messageItem(accountId, message),
         ConditionExpression: ITEM_ABSENT,
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 export async function findMessage(table: Table, accountId: string, messageId: string): Promise<Message | undefined> {
@@ -67,8 +60,8 @@ export async function addReaction(
   messageId: string,
   reaction: { from: string; emoji: string; timestamp: number },
 ): Promise<boolean> {
-  try {
-    await table.doc.send(
+  return writeIfCondition(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: messageKey(accountId, messageId),
@@ -76,18 +69,14 @@ export async function addReaction(
         ConditionExpression: ITEM_EXISTS,
         ExpressionAttributeValues: { ':empty': [], ':reaction': [reaction] },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /** Marks a message deleted for everyone: its text and caption are dropped. False when not stored. */
 export async function markMessageRevoked(table: Table, accountId: string, messageId: string): Promise<boolean> {
-  try {
-    await table.doc.send(
+  return writeIfCondition(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: messageKey(accountId, messageId),
@@ -96,10 +85,6 @@ export async function markMessageRevoked(table: Table, accountId: string, messag
         ExpressionAttributeNames: { '#text': 'text' },
         ExpressionAttributeValues: { ':true': true },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }

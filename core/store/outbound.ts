@@ -1,8 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../errors.js';
 import { outboundKey } from '../keys.js';
 import { outboundSchema, type Outbound } from '../schemas/outbound.js';
-import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
+import { ITEM_EXISTS, withoutKeys, writeIfCondition, type Table } from './table.js';
 
 /** Outbound records are only needed while a send is in flight and shortly after. */
 const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
@@ -39,8 +38,9 @@ export async function findOutbound(
 }
 
 async function settle(table: Table, accountId: string, messageId: string, values: Record<string, unknown>, set: string) {
-  try {
-    await table.doc.send(
+  // False when the record expired or the account was deleted meanwhile: nobody waits for it any more.
+  return writeIfCondition(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: outboundKey(accountId, messageId),
@@ -49,13 +49,8 @@ async function settle(table: Table, accountId: string, messageId: string, values
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: values,
       }),
-    );
-    return true;
-  } catch (error) {
-    // The record expired or the account was deleted meanwhile: nobody waits for it any more.
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }
 
 /** Connector: the network accepted the message. False when no record exists. */
@@ -73,8 +68,8 @@ export function markOutboundFailed(table: Table, accountId: string, messageId: s
  * the command up late skips it. False when the connector settled it first (read it again).
  */
 export async function expireOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
-  try {
-    await table.doc.send(
+  return writeIfCondition(
+    table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: outboundKey(accountId, messageId),
@@ -83,10 +78,6 @@ export async function expireOutbound(table: Table, accountId: string, messageId:
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':reason': reason },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+    ),
+  );
 }

@@ -40,3 +40,23 @@ export async function queryGsi1(
   } while (startKey && items.length < wanted);
   return items.slice(page.skip, wanted);
 }
+
+/** Every item of one table partition (all pages), optionally projected. */
+export async function queryPartition(table: Table, pk: string, projection?: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ...(projection ? { ProjectionExpression: projection } : {}),
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}

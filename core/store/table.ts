@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsClients } from '../aws.js';
 import type { Config } from '../config.js';
+import { isConditionalCheckFailed } from '../errors.js';
 
 /** What every repository needs: the document client and the table name. */
 export interface Table {
@@ -20,4 +21,18 @@ export const ITEM_ABSENT = 'attribute_not_exists(pk)';
 export function withoutKeys(item: Record<string, unknown>): Record<string, unknown> {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...rest } = item;
   return rest;
+}
+
+/**
+ * Runs a conditional write: true when it was applied, false when its condition did not hold
+ * (ConditionalCheckFailedException); any other error is thrown.
+ */
+export async function writeIfCondition(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
 }
