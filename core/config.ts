@@ -11,37 +11,38 @@ const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 
 export const configSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('127.0.0.1'),
-  DATA_DIR: z.string().default('./data'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('API port (`0`: any free port)'),
+  HOST: z.string().default('127.0.0.1').describe('API listen address'),
+  DATA_DIR: z.string().default('./data').describe('Where the embedded emulators of `npm start` keep their data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino level: fatal, error, warn, info, debug, trace or silent'),
 
-  AWS_REGION: z.string().default('us-east-1'),
-  AWS_ENDPOINT_URL: optionalString,
-  AWS_ENDPOINT_URL_DYNAMODB: optionalString,
-  AWS_ENDPOINT_URL_SQS: optionalString,
-  AWS_ENDPOINT_URL_S3: optionalString,
+  AWS_REGION: z.string().default('us-east-1').describe('Region of every AWS client'),
+  AWS_ENDPOINT_URL: optionalString.describe('One endpoint for all services (LocalStack); turns the embedded stack off'),
+  AWS_ENDPOINT_URL_DYNAMODB: optionalString.describe('DynamoDB endpoint; any per-service endpoint turns the embedded stack off'),
+  AWS_ENDPOINT_URL_SQS: optionalString.describe('SQS endpoint'),
+  AWS_ENDPOINT_URL_S3: optionalString.describe('S3 endpoint (e.g. MinIO)'),
   /** Read here only so a config built from an explicit env (tests, emulators) carries them. */
-  AWS_ACCESS_KEY_ID: optionalString,
-  AWS_SECRET_ACCESS_KEY: optionalString,
+  AWS_ACCESS_KEY_ID: optionalString.describe("Static credentials; otherwise the SDK's default chain"),
+  AWS_SECRET_ACCESS_KEY: optionalString.describe('Secret of the static credentials'),
 
-  TABLE_NAME: z.string().min(3).default('wa-gateway'),
-  MEDIA_BUCKET: z.string().min(3).default('wa-gateway-media'),
-  COMMAND_QUEUE_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands.fifo'),
-  COMMAND_DLQ_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands-dlq.fifo'),
-  WEBHOOK_QUEUE_NAME: z.string().default('wa-gateway-webhooks'),
-  WEBHOOK_DLQ_NAME: z.string().default('wa-gateway-webhooks-dlq'),
+  TABLE_NAME: z.string().min(3).default('wa-gateway').describe('DynamoDB table (`pk`/`sk`, index `gsi1`, TTL `expiresAt`)'),
+  MEDIA_BUCKET: z.string().min(3).default('wa-gateway-media').describe('S3 bucket for media and uploads'),
+  COMMAND_QUEUE_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands.fifo').describe('FIFO command queue'),
+  COMMAND_DLQ_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands-dlq.fifo').describe('Dead-letter queue of the command queue'),
+  WEBHOOK_QUEUE_NAME: z.string().default('wa-gateway-webhooks').describe('Webhook event queue'),
+  WEBHOOK_DLQ_NAME: z.string().default('wa-gateway-webhooks-dlq').describe("Where given-up webhook events go when the queue has no redrive target"),
   /** When set (existing infrastructure, CDK outputs), used as is instead of resolving by name. */
-  COMMAND_QUEUE_URL: optionalString,
-  WEBHOOK_QUEUE_URL: optionalString,
+  COMMAND_QUEUE_URL: optionalString.describe('Command queue URL, used as is instead of resolving the name (CDK outputs)'),
+  WEBHOOK_QUEUE_URL: optionalString.describe('Webhook queue URL, used as is instead of resolving the name'),
   /** Create the table, bucket and queues at start when absent (local stacks; off on AWS). */
   CREATE_RESOURCES: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
-    .transform((v) => v === 'true'),
+    .transform((v) => v === 'true')
+    .describe('`true`: create the table, bucket and queues at start when absent (`npm start` does unless `false`)'),
 
   /** How long a send waits for the connector to record `sent` or `failed`. */
-  SEND_TIMEOUT_MS: positiveInt(20_000),
-  MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
+  SEND_TIMEOUT_MS: positiveInt(20_000).describe('How long a send waits for the connector to record `sent` or `failed`'),
+  MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024).describe('Largest media upload (50 MB)'),
 
   /**
    * Webhook delivery: a POST gives up after WEBHOOK_TIMEOUT_MS; a failed delivery is retried
@@ -50,18 +51,19 @@ export const configSchema = z.object({
    * waits of 45, 90, 180, 360 s, so at least 11 minutes before giving up. Attempts are SQS
    * receives, so keep WEBHOOK_MAX_ATTEMPTS <= the queue's redrive maxReceiveCount (5).
    */
-  WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
-  WEBHOOK_RETRY_BASE_MS: positiveInt(45_000),
-  WEBHOOK_MAX_ATTEMPTS: positiveInt(5),
+  WEBHOOK_TIMEOUT_MS: positiveInt(10_000).describe('Time limit of one webhook POST'),
+  WEBHOOK_RETRY_BASE_MS: positiveInt(45_000).describe('First wait before a webhook retry; each later wait doubles (plus up to 25% jitter)'),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt(5).describe("POSTs per URL before the event goes to the webhook DLQ (keep it <= the queue's maxReceiveCount, 5)"),
   /** Also post messages the account sent itself (from the phone or the API); default: received only. */
   WEBHOOK_INCLUDE_FROM_ME: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
-    .transform((v) => v === 'true'),
+    .transform((v) => v === 'true')
+    .describe('`true`: also post messages the account sent itself'),
 
   /** Sandbox network (all three, or none for real WhatsApp). */
-  WA_WS_URL: optionalString,
-  WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()),
-  WA_MEDIA_CA_FILE: optionalString,
+  WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
+  WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),
+  WA_MEDIA_CA_FILE: optionalString.describe("PEM file of the CA of the sandbox's HTTPS media host"),
 });
 
 export type Config = z.infer<typeof configSchema>;
