@@ -5,7 +5,7 @@ import { ValidationError } from './errors.js';
  * against these shapes before it reaches a key.
  */
 const USER_JID = /^(\d{5,20})(?::\d+)?@s\.whatsapp\.net$/;
-// Groups are `<creator>-<time>@g.us` (spec) or, for newer groups, digits only.
+// Groups are `<creator>-<time>@g.us` (docs/api.md) or, for newer groups, digits only.
 const GROUP_JID = /^(\d{5,25}(?:-\d{5,15})?)@g\.us$/;
 // LID addressing: chats can be keyed by a hidden user id instead of the phone number.
 const LID_JID = /^(\d{5,25})(?::\d+)?@lid$/;

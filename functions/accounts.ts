@@ -34,7 +34,7 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
 });
 const error = (description: string) => json(errorBodySchema, description);
 
-/** The list/get form of an account (spec 2.1): without internal fields such as lastUpdate. */
+/** The list/get form of an account (docs/api.md): without internal fields such as lastUpdate. */
 function view(account: Account) {
   return {
     _id: account._id,

@@ -13,7 +13,7 @@ import { createServices, type AppDeps, type AppEnv } from './services.js';
 import { webhookRoutes } from './webhooks.js';
 
 /**
- * The HTTP API of spec section 4, the same app on Node (functions/server.ts) and on Lambda
+ * The HTTP API of docs/api.md, the same app on Node (functions/server.ts) and on Lambda
  * (functions/lambda.ts). Validation failures are shaped by one defaultHook, every other error
  * by one onError.
  */

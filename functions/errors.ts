@@ -10,7 +10,7 @@ import {
 } from '../core/errors.js';
 import type { AppEnv } from './services.js';
 
-/** The spec's error body: `{ok: false, error}`, plus `detail` for 500 `internal_error`. */
+/** The error body of docs/api.md: `{ok: false, error}`, plus `detail` for 500 `internal_error`. */
 export interface ErrorBody {
   ok: false;
   error: string;

@@ -14,7 +14,7 @@ interface Rule {
 const OFFICE = 'application/vnd.openxmlformats-officedocument';
 const OPEN_DOCUMENT = 'application/vnd.oasis.opendocument';
 
-/** The spec's table of accepted types per send, by the bytes of the file (never its name). */
+/** The table of accepted types per send (docs/api.md), by the bytes of the file (never its name). */
 const RULES: Record<MediaKind, Rule> = {
   image: {
     accepted: { 'image/jpeg': 'image/jpeg', 'image/png': 'image/png', 'image/gif': 'image/gif' },

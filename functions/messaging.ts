@@ -8,7 +8,7 @@ import { sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
 import { accountIdParam, errorBodySchema, requiredString } from './validation.js';
 
-/** WhatsApp's own limit; the spec answers longer text with `internal_error`. */
+/** WhatsApp's own limit; longer text answers `internal_error` (docs/api.md). */
 export const MAX_TEXT_LENGTH = 4096;
 
 const params = z.object({ accountId: accountIdParam });

@@ -3,8 +3,8 @@ import { validationFailure } from './errors.js';
 import type { AppEnv } from './services.js';
 
 /**
- * A sub-app whose validation failures become the spec's error body: the first issue's message
- * (the schemas carry the spec's exact strings), 400, or 404 for an id that cannot exist.
+ * A sub-app whose validation failures become the error body of docs/api.md: the first issue's message
+ * (the schemas carry the exact strings of docs/api.md), 400, or 404 for an id that cannot exist.
  */
 export function newRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({

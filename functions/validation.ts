@@ -3,7 +3,7 @@ import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN, normalizeJid } from '../core/ji
 
 /**
  * Schemas shared by the routes. Error messages are the client-facing strings (the app's
- * defaultHook answers with the first one), so they follow spec.md and DESIGN.md exactly.
+ * defaultHook answers with the first one), so they follow docs/api.md exactly.
  */
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
@@ -53,7 +53,7 @@ export const pageQuery = z.object({
 });
 
 /**
- * A required, non-empty string field whose absence yields `message` (the spec groups missing
+ * A required, non-empty string field whose absence yields `message` (docs/api.md groups missing
  * fields into one message, e.g. `to and message are required`).
  */
 export const requiredString = (message: string) =>

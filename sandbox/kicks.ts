@@ -6,7 +6,7 @@ import { unlinkDevice } from './network/unlink.js';
 export const KICK_KINDS = ['restart', 'conflict', 'end', 'logout'] as const;
 export type KickKind = (typeof KICK_KINDS)[number];
 
-/** What each kick sends before closing; the close code Baileys reports is in sandbox-protocol.md §7. */
+/** What each kick sends before closing; the close code Baileys reports is in docs/sandbox-protocol.md §7. */
 const KICK_STANZAS: Record<KickKind, BinaryNode> = {
   restart: { tag: 'stream:error', attrs: { code: '515' } },
   conflict: { tag: 'stream:error', attrs: {}, content: [{ tag: 'conflict', attrs: { type: 'replaced' } }] },

@@ -60,7 +60,7 @@ function json(res: ServerResponse, status: number, body: unknown) {
 }
 
 /**
- * The HTTPS media host (sandbox-protocol.md §6): `POST /mms/TYPE/ENC_SHA256?auth&token` stores
+ * The HTTPS media host (docs/sandbox-protocol.md §6): `POST /mms/TYPE/ENC_SHA256?auth&token` stores
  * the encrypted blob and answers `{url, direct_path}`; `GET /m/ID` serves it back (Range too).
  */
 export async function startMediaHost(opts: {

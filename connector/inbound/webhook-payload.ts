@@ -2,7 +2,7 @@ import type { Message } from '../../core/schemas/message.js';
 import { webhookEventId, type WebhookEvent } from '../../core/schemas/webhook-event.js';
 
 /**
- * The queued webhook event of a stored message: exactly the spec's section 6 fields. `message`
+ * The queued webhook event of a stored message: exactly the fields of docs/webhooks.md. `message`
  * is the text, else the caption, else empty (media without caption); the stable `eventId`
  * becomes the X-Webhook-Id header.
  */

@@ -7,7 +7,7 @@ export function renderTerminalQr(qr: string): Promise<string> {
 }
 
 /**
- * The QR is the one secret-ish value logged at info: the spec puts it in the server log, as a
+ * The QR is the one secret-ish value logged at info: the API contract puts it in the server log, as a
  * structured line (`accountId`, `qr`) for tools and as a drawing a person can scan. `logger`
  * is the session's, already bound to the account id.
  */

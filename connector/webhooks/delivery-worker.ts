@@ -91,7 +91,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     // Only a retry can have URLs already served: the first attempt needs no read.
     const delivered = attempt > 1 ? await findDeliveredUrls(table, event.eventId) : new Set<string>();
     const pending = urls.filter((url) => !delivered.has(url));
-    // Exactly the spec's fields, whatever else a future event might carry.
+    // Exactly the fields of docs/webhooks.md, whatever else a future event might carry.
     const payload = webhookPayloadSchema.parse(event.payload);
     const outcomes = await Promise.all(
       pending.map(async (url) => ({ url, outcome: await postWebhook(url, payload, { eventId: event.eventId, attempt }, config.WEBHOOK_TIMEOUT_MS) })),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The body POSTed to webhook URLs (spec section 6). */
+/** The body POSTed to webhook URLs (docs/webhooks.md). */
 export const webhookPayloadSchema = z.object({
   from: z.string(),
   message: z.string(),

@@ -23,7 +23,7 @@ export const gatewaySettingsSchema = z.object({
    * `iam` (default): HTTP API whose routes require SigV4-signed requests (IAM authorization).
    * `private`: no authentication, served by an internal Application Load Balancer reachable only
    * from inside the VPC (or from `privateApiCidr`), for teams whose private network is the
-   * access control the spec assumes.
+   * access control the API assumes (docs/deploy-aws.md, API access).
    */
   apiAccess: z.enum(['iam', 'private']).default('iam'),
   /** Who may reach the internal load balancer in `private` mode; defaults to the VPC's range. */

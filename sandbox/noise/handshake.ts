@@ -57,7 +57,7 @@ export interface HandshakeResult {
 }
 
 /**
- * Server side of Noise_XX_25519_AESGCM_SHA256 as Baileys speaks it (sandbox-protocol.md §1):
+ * Server side of Noise_XX_25519_AESGCM_SHA256 as Baileys speaks it (docs/sandbox-protocol.md §1):
  * `respond` consumes the clientHello and returns the serverHello; `finish` consumes the
  * clientFinish and yields the client's static key, its ClientPayload and the transport cipher.
  */

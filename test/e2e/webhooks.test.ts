@@ -10,7 +10,7 @@ import { waitFor } from './support/wait.js';
 
 /**
  * Webhooks end to end: a message received by an account over the sandbox network is stored,
- * then POSTed to the registered URL with the spec's payload; a receiver that is down for a
+ * then POSTed to the registered URL with the payload of docs/webhooks.md; a receiver that is down for a
  * while gets every event exactly once when it comes back.
  */
 describe('webhooks', () => {
