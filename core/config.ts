@@ -30,7 +30,7 @@ export const configSchema = z.object({
   COMMAND_QUEUE_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands.fifo').describe('FIFO command queue'),
   COMMAND_DLQ_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands-dlq.fifo').describe('Dead-letter queue of the command queue'),
   WEBHOOK_QUEUE_NAME: z.string().default('wa-gateway-webhooks').describe('Webhook event queue'),
-  WEBHOOK_DLQ_NAME: z.string().default('wa-gateway-webhooks-dlq').describe("Where given-up webhook events go when the queue has no redrive target"),
+  WEBHOOK_DLQ_NAME: z.string().default('wa-gateway-webhooks-dlq').describe('Where given-up webhook events go when the queue has no redrive target'),
   /** When set (existing infrastructure, CDK outputs), used as is instead of resolving by name. */
   COMMAND_QUEUE_URL: optionalString.describe('Command queue URL, used as is instead of resolving the name (CDK outputs)'),
   WEBHOOK_QUEUE_URL: optionalString.describe('Webhook queue URL, used as is instead of resolving the name'),

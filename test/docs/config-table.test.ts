@@ -26,16 +26,20 @@ function documents(): string[] {
   return ['README.md', 'sandbox/README.md', ...docs.map((name) => `docs/${name}`)].map((path) => join(ROOT, path));
 }
 
-/** Markdown text without fenced code blocks and inline code, where a `[x](y)` is no link. */
+function withoutCodeBlocks(markdown: string): string {
+  return markdown.replace(/^```[\s\S]*?^```/gm, '');
+}
+
+/** Markdown text without code blocks and inline code, where a `[x](y)` is no link. */
 function prose(markdown: string): string {
-  return markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
+  return withoutCodeBlocks(markdown).replace(/`[^`\n]*`/g, '');
 }
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes, repeats numbered. */
 function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  for (const [, heading] of prose(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+  for (const [, heading] of withoutCodeBlocks(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const base = heading!
       .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
       .toLowerCase()
