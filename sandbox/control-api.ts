@@ -5,13 +5,13 @@ import type { SandboxCore } from './core.js';
 import { PairingError } from './network/pairing.js';
 import { lidJid, pnJid } from './network/jids.js';
 import type { Account } from './network/model.js';
-import { kickDevice, KICK_KINDS } from './kicks.js';
+import { kickAllDevices, kickDevice, KICK_KINDS } from './kicks.js';
 
 const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
 const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
 const scanSchema = z.object({ phone: phoneSchema, qr: z.string().min(1).max(2000) });
 const sendSchema = z.object({ to: z.string().min(1).max(100), text: z.string().min(1).max(65_536) });
-const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999), kind: z.enum(KICK_KINDS) });
+const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999).optional(), kind: z.enum(KICK_KINDS) });
 
 async function body<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   let raw: unknown;
@@ -92,8 +92,15 @@ export function createControlApi(core: SandboxCore): Hono {
   app.post('/kick', async (c) => {
     const { phone, device, kind } = await body(c, kickSchema);
     const account = accountOf(core, phone);
-    if (!account.devices.has(device)) throw new HTTPException(404, { message: 'unknown device' });
-    return c.json({ ok: true, ...kickDevice(core.network, account, device, kind) });
+    if (device !== undefined && !account.devices.has(device)) throw new HTTPException(404, { message: 'unknown device' });
+    const devices =
+      device === undefined ? kickAllDevices(core.network, account, kind) : [kickDevice(core.network, account, device, kind)];
+    return c.json({
+      ok: true,
+      kicked: devices.some((d) => d.kicked),
+      unlinked: devices.some((d) => d.unlinked),
+      devices,
+    });
   });
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
