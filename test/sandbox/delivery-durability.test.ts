@@ -59,6 +59,26 @@ describe('sandbox: a message is kept until the device receipts it', () => {
     expect(bob.rawMessages.filter((m) => m.id === sent!.key.id).map((m) => m.socket)).toEqual([bob.socketCount - 1]);
   });
 
+  it('a kicked connection gives back what it was sent and never receipted', async () => {
+    bob.crashOnMessage(fromPhone('15550011001'), { hang: true });
+    const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'before the kick' });
+    const id = sent!.key.id!;
+    await waitFor(() => bob.rawMessages.some((m) => m.id === id), 'the message to reach the hung client');
+    const closes = bob.closeCodes.length;
+    const res = await fetch(`${sandbox.descriptor.controlUrl}/kick`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ phone: '15550011002', kind: 'end' }),
+    });
+    expect(await res.json()).toMatchObject({ kicked: true });
+    await waitFor(() => bob.closeCodes.length > closes, 'the kicked client to close');
+
+    const dead = bob.socketCount;
+    bob.start();
+    await waitFor(() => bob.upsertTypes.get(id) === 'append', 'the message after the kick');
+    expect(bob.rawMessages.filter((m) => m.socket > dead && m.id === id).map((m) => m.offline)).toEqual([true]);
+  });
+
   it('a retry receipt does not count: the message comes again if the client dies before it is re-sent', async () => {
     // Bob loses his sessions with Alice's devices and answers her next message with a retry
     // receipt; he waits long before acking it, and dies once her re-sent copy has arrived.
