@@ -5,13 +5,18 @@ import type { SandboxCore } from './core.js';
 import { PairingError } from './network/pairing.js';
 import { lidJid, pnJid } from './network/jids.js';
 import type { Account } from './network/model.js';
-import { kickDevice, KICK_KINDS } from './kicks.js';
+import { kickAllDevices, kickDevice, KICK_KINDS } from './kicks.js';
+import { findReceived, sendPhoneReceipts, type PhoneReceiptType } from './phone/receipts.js';
 
 const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
 const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
 const scanSchema = z.object({ phone: phoneSchema, qr: z.string().min(1).max(2000) });
 const sendSchema = z.object({ to: z.string().min(1).max(100), text: z.string().min(1).max(65_536) });
-const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999), kind: z.enum(KICK_KINDS) });
+const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999).optional(), kind: z.enum(KICK_KINDS) });
+const phoneReceiptSchema = z.object({
+  messageIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
+  chatJid: z.string().min(1).max(100).optional(),
+});
 
 async function body<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   let raw: unknown;
@@ -43,7 +48,7 @@ function describe(account: Account) {
   };
 }
 
-/** The JSON control API: phones, scans, phone-sent messages, phone inbox, kicks, health. */
+/** The JSON control API: phones, scans, phone-sent messages, phone inbox and receipts, kicks, health. */
 export function createControlApi(core: SandboxCore): Hono {
   const app = new Hono();
 
@@ -89,11 +94,29 @@ export function createControlApi(core: SandboxCore): Hono {
     c.json({ messages: await core.phones.readInbox(accountOf(core, c.req.param('phone'))) }),
   );
 
+  /** The phone reads (or plays) messages it received: their senders get read / played receipts. */
+  const markReceived = async (c: Context, phoneParam: string, type: PhoneReceiptType) => {
+    const account = accountOf(core, phoneParam);
+    const { messageIds, chatJid } = await body(c, phoneReceiptSchema);
+    const found = findReceived(core.network, await core.phones.readInbox(account), messageIds, type, chatJid);
+    if ('error' in found) throw new HTTPException(found.status, { message: found.error });
+    return c.json({ ok: true, receipted: sendPhoneReceipts(core.network, account, found.entries, type) });
+  };
+  app.post('/phones/:phone/read', (c) => markReceived(c, c.req.param('phone'), 'read'));
+  app.post('/phones/:phone/played', (c) => markReceived(c, c.req.param('phone'), 'played'));
+
   app.post('/kick', async (c) => {
     const { phone, device, kind } = await body(c, kickSchema);
     const account = accountOf(core, phone);
-    if (!account.devices.has(device)) throw new HTTPException(404, { message: 'unknown device' });
-    return c.json({ ok: true, ...kickDevice(core.network, account, device, kind) });
+    if (device !== undefined && !account.devices.has(device)) throw new HTTPException(404, { message: 'unknown device' });
+    const devices =
+      device === undefined ? kickAllDevices(core.network, account, kind) : [kickDevice(core.network, account, device, kind)];
+    return c.json({
+      ok: true,
+      kicked: devices.some((d) => d.kicked),
+      unlinked: devices.some((d) => d.unlinked),
+      devices,
+    });
   });
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));

@@ -90,6 +90,7 @@ export class SandboxCore {
       linkedAt: Date.now(),
       bootstrapped: false,
       queue: [],
+      unreceipted: new Map(),
     });
     this.network.notifyDevicesChanged(account, linked.device);
     pending.kick({ tag: 'stream:error', attrs: { code: '515' } });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { BufferJSON, type BinaryNode } from '@whiskeysockets/baileys';
 import type { NoiseKeys, TlsMaterial } from './certs.js';
 import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.js';
+import { unreceiptedInOrder } from './network/delivery.js';
 
 const SNAPSHOT_FILE = 'network.json';
 const SNAPSHOT_VERSION = 2;
@@ -18,7 +19,7 @@ export interface Snapshot {
   ports?: { chat: number; control: number; media: number };
 }
 
-interface StoredDevice extends Omit<CompanionDevice, 'preKeys'> {
+interface StoredDevice extends Omit<CompanionDevice, 'preKeys' | 'unreceipted'> {
   /** Base64 of packed records of a 4-byte big-endian id and a 32-byte key (hundreds per device). */
   preKeys: string;
 }
@@ -71,8 +72,18 @@ function toStored(account: Account): StoredAccount {
   return {
     ...account,
     phoneIdentity: { ...account.phoneIdentity, sessions: [...account.phoneIdentity.sessions] },
-    devices: [...account.devices.values()].map((d) => ({ ...d, preKeys: packPreKeys(d.preKeys) })),
+    devices: [...account.devices.values()].map(toStoredDevice),
   };
+}
+
+/**
+ * Stanzas sent but not receipted are stored at the front of the offline queue: after a restart
+ * no connection holds them, so the next login gets them again with offline="1" (and snapshots
+ * keep the version 2 format).
+ */
+function toStoredDevice({ unreceipted, queue, preKeys, ...device }: CompanionDevice): StoredDevice {
+  const pending = unreceiptedInOrder(unreceipted);
+  return { ...device, queue: pending.length ? [...pending, ...queue] : queue, preKeys: packPreKeys(preKeys) };
 }
 
 function fromStored(stored: StoredAccount): Account {
@@ -90,6 +101,7 @@ function fromStored(stored: StoredAccount): Account {
         {
           ...d,
           queue: d.queue as BinaryNode[],
+          unreceipted: new Map(),
           // Version 1 snapshots kept [id, key] pairs.
           preKeys: Array.isArray(d.preKeys) ? new Map(d.preKeys as [number, Buffer][]) : unpackPreKeys(d.preKeys),
         },

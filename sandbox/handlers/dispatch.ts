@@ -20,6 +20,7 @@ export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
       if (node.attrs.error) {
         ctx.network.logger.debug({ attrs: node.attrs }, 'client refused a stanza');
       }
+      if (node.attrs.class === 'message' && node.attrs.id) ctx.network.acknowledged(ctx.companion, node.attrs.id);
       return;
     default:
       return;

@@ -1,5 +1,5 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
-import { child, type StanzaContext } from './context.js';
+import { child, children, type StanzaContext } from './context.js';
 
 /** Receipt types that concern only the receiving side; nothing goes back to the sender. */
 const LOCAL_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'read-self', 'server-error']);
@@ -12,7 +12,10 @@ const LOCAL_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'read-self', 'se
 export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
   const id = node.attrs.id;
   const type = node.attrs.type;
-  if (!id || (type && LOCAL_TYPES.has(type))) return;
+  if (!id) return;
+  // A retry receipt asks for the message again: until it comes, the stanza stays kept.
+  if (type !== 'retry') ctx.network.received(ctx.companion, [id, ...listedIds(node)]);
+  if (type && LOCAL_TYPES.has(type)) return;
   const origin = ctx.network.originOf(id);
   const addressed = ctx.network.accounts.resolve(node.attrs.to);
   const senderAccount = origin ? ctx.network.accounts.get(origin.phone) : addressed?.account;
@@ -38,4 +41,11 @@ export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
     return;
   }
   ctx.network.deliver(senderAccount, senderDevice, forwarded);
+}
+
+/** Further message ids of a receipt for several messages (`<list><item id/></list>`). */
+function listedIds(node: BinaryNode): string[] {
+  const ids: string[] = [];
+  for (const item of children(child(node, 'list'))) if (item.tag === 'item' && item.attrs.id) ids.push(item.attrs.id);
+  return ids;
 }

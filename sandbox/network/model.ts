@@ -23,6 +23,12 @@ export interface CompanionDevice {
   bootstrapped: boolean;
   /** Stanzas waiting for the device to come online, delivered with offline="1". */
   queue: BinaryNode[];
+  /**
+   * Message stanzas written to the device's connection that it has not receipted yet, by
+   * message id in sending order (a retry resend shares its original's id). Not stored: a
+   * snapshot puts them back at the front of `queue`.
+   */
+  unreceipted: Map<string, BinaryNode[]>;
 }
 
 /** What the simulated phone (device 0) received, decrypted, for GET /phones/:phone/messages. */

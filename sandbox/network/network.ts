@@ -2,8 +2,9 @@ import type { BinaryNode } from '@whiskeysockets/baileys';
 import type { Logger } from '../log.js';
 import type { NoiseKeys } from '../certs.js';
 import { AccountRegistry } from './accounts.js';
-import type { Account } from './model.js';
+import type { Account, CompanionDevice } from './model.js';
 import { lidJid, pnJid } from './jids.js';
+import { awaitsReceipt, enforceKeptLimit, noteAck, noteReceipt, noteSent, requeueUnreceipted } from './delivery.js';
 
 /** What the network needs from a live client connection. */
 export interface DeviceConnection {
@@ -27,8 +28,6 @@ export interface MessageOrigin {
 const RECEIPT_BITS: Record<string, number> = { delivery: 1, read: 2, played: 4 };
 
 const ORIGIN_LIMIT = 100_000;
-/** Stanzas kept for a device that stays offline; beyond this the oldest are dropped. */
-const OFFLINE_QUEUE_LIMIT = 10_000;
 
 /**
  * The live network: accounts, who is online, offline queues, and which device sent which
@@ -37,6 +36,8 @@ const OFFLINE_QUEUE_LIMIT = 10_000;
 export class Network {
   readonly accounts: AccountRegistry;
   private readonly online = new Map<string, DeviceConnection>();
+  /** Connections that got their offline backlog: only these receive stanzas live (keeps order). */
+  private readonly flushed = new WeakSet<DeviceConnection>();
   private readonly origins = new Map<string, MessageOrigin>();
   /** Accounts that exchanged messages: they hear about each other's device changes. */
   private readonly peers = new Map<string, Set<string>>();
@@ -93,41 +94,80 @@ export class Network {
     }
   }
 
+  /** Forgets a closed connection; what it was sent but did not receipt waits for the next login. */
   detach(conn: DeviceConnection): void {
     if (!conn.account || conn.device === undefined) return;
     const key = Network.key(conn.account.phone, conn.device);
-    if (this.online.get(key) === conn) this.online.delete(key);
+    if (this.online.get(key) !== conn) return;
+    this.online.delete(key);
+    this.requeue(conn.account, conn.device);
+  }
+
+  private requeue(account: Account, device: number): void {
+    const companion = account.devices.get(device);
+    if (companion && requeueUnreceipted(companion)) this.onChange();
   }
 
   onlineCount(): number {
     return this.online.size;
   }
 
-  /** Sends to a companion device now, or queues it for its next login. */
+  /**
+   * Sends to a companion device now, or queues it for its next login. A message stanza stays
+   * kept until the device receipts or acks it: if its connection closes first, the stanza is
+   * delivered again at the next login.
+   */
   deliver(account: Account, device: number, node: BinaryNode): void {
     const companion = account.devices.get(device);
     if (!companion) return;
     const conn = this.online.get(Network.key(account.phone, device));
-    if (conn) {
-      conn.send(node);
+    if (conn && this.flushed.has(conn)) {
+      this.sendKept(conn, account, companion, node);
       return;
     }
     companion.queue.push(node);
-    if (companion.queue.length > OFFLINE_QUEUE_LIMIT) {
-      const dropped = companion.queue.splice(0, OFFLINE_QUEUE_LIMIT / 10).length;
-      this.logger.warn({ phone: account.phone, device, dropped }, 'offline queue full: dropped the oldest stanzas');
-    }
+    this.keepWithinLimit(account, companion);
     this.onChange();
   }
 
-  /** Flushes a device's offline queue with offline="1", then tells it the backlog is done. */
+  private sendKept(conn: DeviceConnection, account: Account, companion: CompanionDevice, node: BinaryNode): void {
+    conn.send(node);
+    if (!awaitsReceipt(node)) return;
+    noteSent(companion, node);
+    this.keepWithinLimit(account, companion);
+    this.onChange();
+  }
+
+  private keepWithinLimit(account: Account, companion: CompanionDevice): void {
+    const dropped = enforceKeptLimit(companion);
+    if (dropped) {
+      this.logger.warn({ phone: account.phone, device: companion.device, dropped }, 'too many stanzas kept for a device (queued or unreceipted): dropped the oldest');
+    }
+  }
+
+  /**
+   * Flushes a device's backlog with offline="1" (first what an earlier connection was sent but
+   * never receipted, then the offline queue), then tells it the backlog is done.
+   */
   flushOffline(conn: DeviceConnection & { account: Account; device: number }): void {
     const companion = conn.account.devices.get(conn.device);
     if (!companion) return;
+    requeueUnreceipted(companion);
     const queued = companion.queue.splice(0);
-    for (const node of queued) conn.send({ ...node, attrs: { ...node.attrs, offline: '1' } });
+    for (const node of queued) this.sendKept(conn, conn.account, companion, { ...node, attrs: { ...node.attrs, offline: '1' } });
     conn.send({ tag: 'ib', attrs: {}, content: [{ tag: 'offline', attrs: { count: String(queued.length) } }] });
+    this.flushed.add(conn);
     if (queued.length) this.onChange();
+  }
+
+  /** The device receipted these messages (any receipt but a retry): they are no longer kept. */
+  received(companion: CompanionDevice, messageIds: readonly string[]): void {
+    if (noteReceipt(companion, messageIds)) this.onChange();
+  }
+
+  /** The device acked one message stanza (`<ack class="message">`). */
+  acknowledged(companion: CompanionDevice, messageId: string): void {
+    if (noteAck(companion, messageId)) this.onChange();
   }
 
   rememberOrigin(messageId: string, origin: MessageOrigin): void {
@@ -206,17 +246,23 @@ export class Network {
     }
   }
 
-  /** Closes every connection of a device (kicks) and returns how many there were. */
+  /** Closes the device's connection (a kick); answers whether it was online. */
   kick(phone: string, device: number, error?: BinaryNode): boolean {
-    const conn = this.online.get(Network.key(phone, device));
+    const key = Network.key(phone, device);
+    const conn = this.online.get(key);
     if (!conn) return false;
-    this.online.delete(Network.key(phone, device));
+    this.online.delete(key);
+    const account = this.accounts.get(phone);
+    if (account) this.requeue(account, device);
     conn.kick(error);
     return true;
   }
 
   closeAll(): void {
-    for (const conn of this.online.values()) conn.kick();
-    this.online.clear();
+    for (const [key, conn] of [...this.online]) {
+      this.online.delete(key);
+      if (conn.account && conn.device !== undefined) this.requeue(conn.account, conn.device);
+      conn.kick();
+    }
   }
 }

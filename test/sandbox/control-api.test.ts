@@ -56,6 +56,11 @@ describe('sandbox: control API input and hostile frames', () => {
     expect(typeof res.json.error).toBe('string');
   });
 
+  it('POST /kick without a device on a phone with none linked: 200, nothing kicked', async () => {
+    const res = await call('POST', '/kick', JSON.stringify({ phone: '15550007001', kind: 'forbidden' }));
+    expect(res).toEqual({ status: 200, json: { ok: true, kicked: false, unlinked: false, devices: [] } });
+  });
+
   it('a garbage protocol frame closes that connection only', async () => {
     const ws = new WebSocket(sandbox.descriptor.wsUrl);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));

@@ -8,15 +8,22 @@ describe('sandbox: offline delivery and kicks', () => {
   let alice: SandboxClient;
   let bob: SandboxClient;
 
-  const kick = async (phone: string, device: number, kind: string) => {
+  const kick = async (phone: string, device: number | undefined, kind: string) => {
     const res = await fetch(`${sandbox.descriptor.controlUrl}/kick`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ phone, device, kind }),
     });
     expect(res.status).toBe(200);
-    return (await res.json()) as { ok: boolean; kicked: boolean; unlinked: boolean };
+    return (await res.json()) as {
+      ok: boolean;
+      kicked: boolean;
+      unlinked: boolean;
+      devices: { device: number; kicked: boolean; unlinked: boolean }[];
+    };
   };
+  const linkedDevices = async (phone: string) =>
+    ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`)).json()) as { devices: unknown[] }).devices;
 
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0 });
@@ -70,6 +77,53 @@ describe('sandbox: offline delivery and kicks', () => {
     await waitFor(() => bob.closeCodes.length > refusedAt, 'the refused login');
     expect(bob.closeCodes[refusedAt]).toBe(DisconnectReason.loggedOut);
     expect(bob.openCount).toBe(opens);
+  });
+
+  it('kick forbidden closes with 403 (account removed), unlinks the device, and its next login is refused', async () => {
+    const dave = await linkClient(sandbox, '15550004004');
+    try {
+      const opens = dave.openCount;
+      const closes = dave.closeCodes.length;
+      expect(await kick('15550004004', 1, 'forbidden')).toMatchObject({
+        kicked: true,
+        unlinked: true,
+        devices: [{ device: 1, kicked: true, unlinked: true }],
+      });
+      await waitFor(() => dave.closeCodes.length > closes, 'the close');
+      expect(dave.closeCodes[closes]).toBe(DisconnectReason.forbidden);
+      expect(await linkedDevices('15550004004')).toEqual([]);
+      dave.start();
+      await waitFor(() => dave.closeCodes.length > closes + 1, 'the refused login');
+      expect(dave.closeCodes[closes + 1]).toBe(DisconnectReason.loggedOut);
+      expect(dave.openCount).toBe(opens);
+    } finally {
+      await dave.stop();
+    }
+  });
+
+  it('a kick without a device closes every linked device of the phone', async () => {
+    const first = await linkClient(sandbox, '15550004005');
+    const second = await linkClient(sandbox, '15550004005');
+    try {
+      const closes = [first.closeCodes.length, second.closeCodes.length];
+      const opens = [first.openCount, second.openCount];
+      const answer = await kick('15550004005', undefined, 'conflict');
+      expect(answer).toMatchObject({ ok: true, kicked: true, unlinked: false });
+      expect(answer.devices).toEqual([
+        { device: 1, kicked: true, unlinked: false },
+        { device: 2, kicked: true, unlinked: false },
+      ]);
+      for (const [i, client] of [first, second].entries()) {
+        await waitFor(() => client.closeCodes.length > closes[i]!, 'the close');
+        expect(client.closeCodes[closes[i]!]).toBe(DisconnectReason.connectionReplaced);
+        await client.waitForOpen(opens[i]! + 1);
+      }
+      const answerLogout = await kick('15550004005', undefined, 'logout');
+      expect(answerLogout.devices.map((d) => d.unlinked)).toEqual([true, true]);
+      expect(await linkedDevices('15550004005')).toEqual([]);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
   });
 
   it('a client logging itself out unlinks its device', async () => {

@@ -64,6 +64,17 @@ describe('sandbox: text between two companions', () => {
     expect(received.message?.protocolMessage?.key?.id).toBe(original!.key.id);
   });
 
+  it('routes an edit', async () => {
+    const original = await alice.sock!.sendMessage(bob.userJid, { text: 'typo hree' });
+    await bob.waitForMessage((m) => m.key.id === original!.key.id, 'typo hree');
+    const edit = await alice.sock!.sendMessage(bob.userJid, { text: 'typo here', edit: original!.key });
+    const received = await bob.waitForMessage((m) => m.key.id === edit!.key.id, 'the edit');
+    const protocol = received.message?.protocolMessage ?? received.message?.editedMessage?.message?.protocolMessage;
+    expect(protocol?.type).toBe(proto.Message.ProtocolMessage.Type.MESSAGE_EDIT);
+    expect(protocol?.key?.id).toBe(original!.key.id);
+    expect(protocol?.editedMessage?.conversation ?? protocol?.editedMessage?.extendedTextMessage?.text).toBe('typo here');
+  });
+
   it('routes a message addressed to a LID', async () => {
     const bobLid = bob.auth.creds.me!.lid!.replace(/:\d+@/, '@');
     const sent = await alice.sock!.sendMessage(bobLid, { text: 'to your lid' });

@@ -1,12 +1,16 @@
 import { Writable } from 'node:stream';
 import {
   DisconnectReason,
+  getBinaryNodeChild,
   makeWASocket,
+  type BinaryNode,
+  type UserFacingSocketConfig,
   type WAMessage,
   type WAMessageUpdate,
   type WASocket,
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
+import { WebSocket } from 'ws';
 import type { RunningSandbox, SandboxDescriptor } from '../../../sandbox/index.js';
 import { sandboxSocketOptions } from '../../../sandbox/client.js';
 import { memoryAuthState, type MemoryAuthState } from './memory-auth.js';
@@ -52,8 +56,16 @@ export async function pollUntil<T>(check: () => Promise<T | undefined>, what: st
   }
 }
 
+/** A `<message>` stanza as it reached the client, before Baileys decrypted it. */
+export interface RawMessage {
+  id: string;
+  offline: boolean;
+  /** Which socket of this client got it (1 for the first `start()`, 2 for the next ...). */
+  socket: number;
+}
+
 export interface ClientOptions {
-  /** Reconnect after any close except logout (515 restarts are always followed). Default true. */
+  /** Reconnect after any close except logout or 403 (515 restarts are always followed). Default true. */
   autoReconnect?: boolean;
   auth?: MemoryAuthState;
 }
@@ -71,7 +83,18 @@ export class SandboxClient {
   readonly updates: WAMessageUpdate[] = [];
   readonly closeCodes: number[] = [];
   readonly errors: LogEntry[] = [];
+  /** Every `<message>` stanza received, in arrival order. */
+  readonly rawMessages: RawMessage[] = [];
+  /** The count of each `<ib><offline count/></ib>` (end of an offline backlog), in order. */
+  readonly offlineCounts: number[] = [];
   openCount = 0;
+  socketCount = 0;
+  /** Baileys settings of the sockets started from now on (e.g. `retryRequestDelayMs`). */
+  socketConfig: Partial<UserFacingSocketConfig> = {};
+  /** Sockets of a simulated crash: whatever they would still write to the auth state is lost. */
+  private readonly crashed = new WeakSet<WASocket>();
+  /** Hung sockets still open, ended by `stop()`. */
+  private hung: WASocket[] = [];
   /** History sync payloads received (the phone's INITIAL_BOOTSTRAP after linking). */
   historySyncs = 0;
   qr: string | undefined;
@@ -109,16 +132,35 @@ export class SandboxClient {
   start(descriptor: SandboxDescriptor = this.descriptor): WASocket {
     this.descriptor = descriptor;
     this.stopped = false;
-    const sock = makeWASocket({
+    const socket = ++this.socketCount;
+    const keys = this.auth.keys;
+    const sock: WASocket = makeWASocket({
       ...sandboxSocketOptions(descriptor),
-      auth: this.auth,
+      auth: {
+        creds: this.auth.creds,
+        keys: {
+          get: (type, ids) => keys.get(type, ids),
+          set: async (data) => {
+            if (!this.crashed.has(sock)) await keys.set(data);
+          },
+        },
+      },
       logger: collectingLogger(this.errors),
       printQRInTerminal: false,
       markOnlineOnConnect: false,
       browser: ['Sandbox', 'Chrome', '1.0'],
+      ...this.socketConfig,
     });
     this.sock = sock;
-    sock.ev.on('creds.update', (update) => Object.assign(this.auth.creds, update));
+    sock.ev.on('creds.update', (update) => {
+      if (!this.crashed.has(sock)) Object.assign(this.auth.creds, update);
+    });
+    sock.ws.on('CB:message', (node: BinaryNode) => {
+      this.rawMessages.push({ id: node.attrs.id ?? '', offline: !!node.attrs.offline, socket });
+    });
+    sock.ws.on('CB:ib,,offline', (node: BinaryNode) => {
+      this.offlineCounts.push(Number(getBinaryNodeChild(node, 'offline')?.attrs.count ?? -1));
+    });
     sock.ev.on('messages.upsert', ({ messages, type }) => {
       for (const m of messages) if (m.key.id) this.upsertTypes.set(m.key.id, type);
       this.messages.push(...messages);
@@ -133,7 +175,8 @@ export class SandboxClient {
         this.closeCodes.push(code);
         if (this.sock !== sock || this.stopped) return;
         const restart = code === DisconnectReason.restartRequired;
-        if (restart || (this.autoReconnect && code !== DisconnectReason.loggedOut)) this.start();
+        const loggedOut = code === DisconnectReason.loggedOut || code === DisconnectReason.forbidden;
+        if (restart || (this.autoReconnect && !loggedOut)) this.start();
       }
     });
     return sock;
@@ -166,12 +209,42 @@ export class SandboxClient {
     );
   }
 
+  /**
+   * Simulates the client's process dying as the first `<message>` stanza matching `predicate`
+   * arrives, before Baileys handles it: nothing more it would store is kept, and its connection
+   * closes (or, with `hang`, stays open while nothing it sends reaches the network) without
+   * reconnecting. `start()` plays the restarted process.
+   */
+  crashOnMessage(predicate: (node: BinaryNode) => boolean, options: { hang?: boolean } = {}): void {
+    const sock = this.sock;
+    if (!sock) throw new Error('client is not started');
+    sock.ws.on('CB:message', (node: BinaryNode) => {
+      if (this.crashed.has(sock) || !predicate(node)) return;
+      this.crashed.add(sock);
+      this.stopped = true;
+      this.sock = undefined;
+      if (options.hang) {
+        this.hung.push(sock);
+        // Baileys captured WebSocketClient#send when it started: the frames are dropped one level
+        // down, at the `ws` WebSocket it wraps, so the server never hears from this client again.
+        const wire: unknown = Reflect.get(sock.ws, 'socket');
+        if (!(wire instanceof WebSocket)) throw new Error('Baileys no longer wraps a ws WebSocket');
+        wire.send = (_data: unknown, ...rest: unknown[]) => {
+          rest.find((arg): arg is () => void => typeof arg === 'function')?.();
+        };
+      } else {
+        void sock.ws.close();
+      }
+    });
+  }
+
   /** Closes the socket without reconnecting. */
   async stop(): Promise<void> {
     this.stopped = true;
     const sock = this.sock;
     this.sock = undefined;
-    if (sock) await sock.end(undefined);
+    const hung = this.hung.splice(0);
+    await Promise.all([sock, ...hung].map((s) => s?.end(undefined)));
   }
 }
 
