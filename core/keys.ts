@@ -60,6 +60,16 @@ export const outboundKey = (accountId: string, messageId: string): Key => ({
   sk: `OUT#${messageId}`,
 });
 
+/**
+ * Write-ahead records of decrypted inbound messages, one per decrypted part of a stanza, in the
+ * account's partition (deleted with it). Written before WhatsApp gets the delivery receipt.
+ */
+export const INBOX_SK_PREFIX = 'INBOX#';
+export const inboxKey = (accountId: string, messageId: string, part: number): Key => ({
+  pk: accountPartition(accountId),
+  sk: `${INBOX_SK_PREFIX}${messageId}#${part}`,
+});
+
 export const authPartition = (collectionName: string) => `AUTH#${collectionName}`;
 export const authCredsKey = (collectionName: string): Key => ({ pk: authPartition(collectionName), sk: 'creds' });
 export const authSignalKey = (collectionName: string, type: string, keyId: string): Key => ({
