@@ -40,9 +40,10 @@ export const chatGsi1 = (accountId: string, chatId: string, lastMessageTime: num
   gsi1sk: `${sortableTime(lastMessageTime)}#${chatId}`,
 });
 
+export const MESSAGE_SK_PREFIX = 'MSG#';
 export const messageKey = (accountId: string, messageId: string): Key => ({
   pk: accountPartition(accountId),
-  sk: `MSG#${messageId}`,
+  sk: `${MESSAGE_SK_PREFIX}${messageId}`,
 });
 export const messagesGsi1pk = (accountId: string, chatId: string) => `MSGS#${accountId}#${chatId}`;
 export const messageGsi1 = (accountId: string, chatId: string, timestamp: number, messageId: string): Gsi1Key => ({
