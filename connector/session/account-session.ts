@@ -245,7 +245,7 @@ export class AccountSession {
       generateHighQualityLinkPreview: false,
       makeSignalRepository: durable.makeSignalRepository,
     });
-    durable.watch(sock);
+    durable.watch(sock.ws);
     const previous = this.dispatcher;
     this.sock = sock;
     this.dispatcher = attachDispatcher(sock, {

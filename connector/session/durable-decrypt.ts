@@ -6,7 +6,6 @@ import {
   type SignalKeyStore,
   type SignalKeyStoreWithTransaction,
   type SocketConfig,
-  type WASocket,
 } from '@whiskeysockets/baileys';
 import type { DecryptedPart } from '../inbound/inbox.js';
 
@@ -30,8 +29,13 @@ import type { DecryptedPart } from '../inbound/inbox.js';
  */
 export interface DurableDecryption {
   makeSignalRepository: SocketConfig['makeSignalRepository'];
-  /** Indexes the stanzas of this socket; call right after makeWASocket. */
-  watch(sock: WASocket): void;
+  /** Indexes the stanzas arriving on the socket's `ws`; call right after makeWASocket. */
+  watch(ws: StanzaEmitter): void;
+}
+
+/** The part of Baileys' socket client (`sock.ws`) that emits decoded frames. */
+export interface StanzaEmitter {
+  prependListener(event: 'CB:message', listener: (node: BinaryNode) => void): unknown;
 }
 
 interface PartOrigin {
@@ -92,8 +96,8 @@ export function durableDecryption(recordPart: (part: DecryptedPart) => Promise<v
         decryptGroupMessage: (opts) => durably(origins.get(opts.msg), () => repository.decryptGroupMessage(opts)),
       };
     },
-    watch(sock) {
-      sock.ws.prependListener('CB:message', (node: BinaryNode) => {
+    watch(ws) {
+      ws.prependListener('CB:message', (node: BinaryNode) => {
         if (!Array.isArray(node.content)) return;
         node.content.forEach((child, part) => {
           if (child.tag === 'enc' && child.content instanceof Uint8Array) {
