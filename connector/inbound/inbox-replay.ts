@@ -9,6 +9,7 @@ import {
 import type { Logger } from '../../core/logger.js';
 import type { InboxRecord } from '../../core/schemas/inbox.js';
 import type { Inbox } from './inbox.js';
+import { errorSummary } from './error-summary.js';
 
 /** The account's own identity, as Baileys' creds hold it (`creds.me`). */
 export interface SelfIdentity {
@@ -70,7 +71,7 @@ export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: nu
     try {
       message = messageFromInbox(records, deps.me);
     } catch (error) {
-      deps.logger.warn({ accountId: deps.accountId, messageId, err: error }, 'unreadable write-ahead record dropped');
+      deps.logger.warn({ accountId: deps.accountId, messageId, err: errorSummary(error) }, 'unreadable write-ahead record dropped');
       await deps.inbox.remove(records);
       continue;
     }
@@ -80,7 +81,10 @@ export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: nu
       replayed += 1;
     } catch (error) {
       failed += 1;
-      deps.logger.error({ accountId: deps.accountId, messageId, err: error }, 'write-ahead replay of a message failed: kept for the next one');
+      deps.logger.error(
+        { accountId: deps.accountId, messageId, err: errorSummary(error) },
+        'write-ahead replay of a message failed: kept for the next one',
+      );
     }
   }
   if (messages.length > 0) deps.logger.info({ accountId: deps.accountId, replayed, failed }, 'inbound write-ahead records replayed');

@@ -4,6 +4,10 @@ import type { InboxRecord } from '../../core/schemas/inbox.js';
 import { batchWrite, BATCH_WRITE_LIMIT, type WriteRequest } from '../../core/store/batch.js';
 import { deleteInboxRequest, INBOX_TTL_SECONDS, listInboxRecords, putInboxRequest } from '../../core/store/inbox.js';
 import type { Table } from '../../core/store/table.js';
+import { errorSummary } from './error-summary.js';
+
+/** What names a record (its key), without the plaintext. */
+type InboxRecordId = Pick<InboxRecord, 'accountId' | 'messageId' | 'part'>;
 
 /** What the decryption hands over: one decrypted `enc` child of a message stanza. */
 export interface DecryptedPart {
@@ -28,7 +32,7 @@ export interface DecryptedPart {
 export class Inbox {
   private readonly writer: Batcher<WriteRequest, void>;
   /** Message id -> its records written by this process whose upsert has not been handled yet. */
-  private readonly inFlight = new Map<string, { records: InboxRecord[]; since: number }>();
+  private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number }>();
   private readonly deletions = new Set<Promise<void>>();
 
   constructor(
@@ -59,9 +63,10 @@ export class Inbox {
       receivedAt: now,
       expiresAt: Math.floor(now / 1000) + INBOX_TTL_SECONDS,
     };
+    const id: InboxRecordId = { accountId: this.accountId, messageId, part: part.part };
     const entry = this.inFlight.get(messageId);
-    if (entry) entry.records.push(record);
-    else this.inFlight.set(messageId, { records: [record], since: now });
+    if (entry) entry.records.push(id);
+    else this.inFlight.set(messageId, { records: [id], since: now });
     await this.writer.add(putInboxRequest(record));
   }
 
@@ -72,7 +77,7 @@ export class Inbox {
     this.inFlight.delete(messageId);
     const deletion = this.remove(entry.records).catch((error: unknown) => {
       // The records stay; a replay finds the message stored and deletes them then.
-      this.log.warn({ err: error, messageId }, 'write-ahead record not deleted');
+      this.log.warn({ err: errorSummary(error), messageId }, 'write-ahead record not deleted');
     });
     this.deletions.add(deletion);
     void deletion.finally(() => this.deletions.delete(deletion));
@@ -97,7 +102,7 @@ export class Inbox {
     return records.filter((record) => !this.inFlight.has(record.messageId));
   }
 
-  async remove(records: InboxRecord[]): Promise<void> {
+  async remove(records: InboxRecordId[]): Promise<void> {
     await Promise.all(records.map((record) => this.writer.add(deleteInboxRequest(record))));
   }
 

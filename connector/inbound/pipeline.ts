@@ -46,6 +46,7 @@ import {
 } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
+import { errorSummary } from './error-summary.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { webhookEventFor } from './webhook-payload.js';
@@ -258,9 +259,4 @@ function abortable(download: Promise<Readable>, signal: AbortSignal): Promise<Re
       },
     );
   });
-}
-
-/** Error name and message only: a stack or a cause could carry message contents. */
-function errorSummary(error: unknown): { name: string; message: string } {
-  return error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
 }

@@ -22,7 +22,7 @@ export function deleteInboxRequest(record: Pick<InboxRecord, 'accountId' | 'mess
   return { delete: inboxRecordKey(record) };
 }
 
-/** Every write-ahead record of the account, oldest stanza part order not guaranteed. */
+/** Every write-ahead record of the account (in key order, not arrival order). */
 export async function listInboxRecords(table: Table, accountId: string): Promise<InboxRecord[]> {
   const items = await queryPartitionPrefix(table, accountPartition(accountId), INBOX_SK_PREFIX);
   return items.map((item) => inboxRecordSchema.parse(item));
