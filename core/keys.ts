@@ -40,9 +40,10 @@ export const chatGsi1 = (accountId: string, chatId: string, lastMessageTime: num
   gsi1sk: `${sortableTime(lastMessageTime)}#${chatId}`,
 });
 
+export const MESSAGE_SK_PREFIX = 'MSG#';
 export const messageKey = (accountId: string, messageId: string): Key => ({
   pk: accountPartition(accountId),
-  sk: `MSG#${messageId}`,
+  sk: `${MESSAGE_SK_PREFIX}${messageId}`,
 });
 export const messagesGsi1pk = (accountId: string, chatId: string) => `MSGS#${accountId}#${chatId}`;
 export const messageGsi1 = (accountId: string, chatId: string, timestamp: number, messageId: string): Gsi1Key => ({
@@ -58,6 +59,16 @@ export const mediaKey = (accountId: string, mediaId: string): Key => ({
 export const outboundKey = (accountId: string, messageId: string): Key => ({
   pk: accountPartition(accountId),
   sk: `OUT#${messageId}`,
+});
+
+/**
+ * Write-ahead records of decrypted inbound messages, one per decrypted part of a stanza, in the
+ * account's partition (deleted with it). Written before WhatsApp gets the delivery receipt.
+ */
+export const INBOX_SK_PREFIX = 'INBOX#';
+export const inboxKey = (accountId: string, messageId: string, part: number): Key => ({
+  pk: accountPartition(accountId),
+  sk: `${INBOX_SK_PREFIX}${messageId}#${part}`,
 });
 
 export const authPartition = (collectionName: string) => `AUTH#${collectionName}`;

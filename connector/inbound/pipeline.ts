@@ -10,14 +10,18 @@
  *    flag, new text or caption);
  * 3. a new message: its row is written only if absent (one conditional write), and at the same
  *    time the Chat (name, unreadCount for inbound `notify`, lastMessageTime) is updated. When
- *    the row was there already (a redelivery), the unread message just added is taken back
- *    and nothing more happens: the count ends as if the chat had not been touched (counter
- *    updates commute; lastMessageTime only moves forward, to this same time). Media is
- *    downloaded once into S3 with a Media item before the row (a message with media is looked
- *    up first, so a redelivery does not download it again);
- * 4. only after it is stored, the webhook event is enqueued, for inbound messages (fromMe false;
- *    WEBHOOK_INCLUDE_FROM_ME=true or `deliverFromMe: true` adds the account's own), with eventId
- *    `<accountId>:<messageId>`.
+ *    the row was there already (a redelivery), the unread message just added is taken back:
+ *    the count ends as if the chat had not been touched (counter updates commute;
+ *    lastMessageTime only moves forward, to this same time). Media is downloaded once into S3
+ *    with a Media item before the row (a message with media is looked up first, so a
+ *    redelivery does not download it again);
+ * 4. the webhook event is due for inbound messages (fromMe false; WEBHOOK_INCLUDE_FROM_ME=true
+ *    or `deliverFromMe: true` adds the account's own), with eventId `<accountId>:<messageId>`.
+ *    The row is written with an `eventPending` mark (an outbox in the row itself); the event is
+ *    enqueued after the row, then the mark is removed. A redelivery or replay of a stored
+ *    message whose row still has the mark (the process died in between, or the enqueue
+ *    failed) enqueues the event then: a stored message always reaches the queue, and an
+ *    event already enqueued and marked is not enqueued again.
  * A media download failure keeps the row (hasMedia true, no mediaId, `mediaError` says why) and
  * logs a warning.
  * Any other failure throws to the caller (the session's dispatcher logs it) after the
@@ -32,9 +36,17 @@ import { mediaStoreOf } from '../../core/media-store.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { recordChatActivity, renameChat, retractUnread } from '../../core/store/chats.js';
-import { findMessage, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
+import {
+  clearEventPending,
+  findMessageRecord,
+  markMessageRevoked,
+  putMessage,
+  putMessageIfAbsent,
+  type MessageMarks,
+} from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
+import { errorSummary } from './error-summary.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { webhookEventFor } from './webhook-payload.js';
@@ -65,6 +77,8 @@ export interface InboundPipeline {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
 }
 
+type StoredMessage = { message: Message; marks: MessageMarks };
+
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
 /** Chat names already written, so a known pushName costs no write per message. */
@@ -90,17 +104,23 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       case 'revoke': {
         const target = await updateTarget(accountId, action, log);
-        if (target) await markMessageRevoked(table, accountId, target.messageId);
+        if (target) await markMessageRevoked(table, accountId, target.message.messageId);
         return;
       }
       case 'edit': {
         const target = await updateTarget(accountId, action, log);
-        if (!target || target.revoked) return;
-        await putMessage(table, accountId, {
-          ...target,
-          ...(action.text !== undefined && target.text !== undefined ? { text: action.text } : {}),
-          ...(action.caption !== undefined && target.hasMedia ? { caption: action.caption } : {}),
-        });
+        if (!target || target.message.revoked) return;
+        const { message } = target;
+        await putMessage(
+          table,
+          accountId,
+          {
+            ...message,
+            ...(action.text !== undefined && message.text !== undefined ? { text: action.text } : {}),
+            ...(action.caption !== undefined && message.hasMedia ? { caption: action.caption } : {}),
+          },
+          target.marks,
+        );
         return;
       }
       case 'message':
@@ -111,21 +131,38 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
 
   /**
    * The stored message an update points at, when it is in the chat the update came from: an
-   * update naming a message id of another chat changes nothing.
+   * update naming a message id of another chat changes nothing. Its marks come along so that
+   * rewriting the row keeps them.
    */
   async function updateTarget(accountId: string, update: { kind: string; chatId: string; targetMessageId: string }, log: Logger) {
-    const target = await findMessage(table, accountId, update.targetMessageId);
-    if (!target || target.chatId !== update.chatId) {
+    const target = await findMessageRecord(table, accountId, update.targetMessageId);
+    if (!target || target.message.chatId !== update.chatId) {
       log.debug({ targetMessageId: update.targetMessageId, update: update.kind, stored: Boolean(target) }, 'update of a message not stored in this chat');
       return undefined;
     }
     return target;
   }
 
-  async function storeReaction(accountId: string, target: Message, reaction: Reaction) {
-    const reactions = applyReaction(target.reactions, reaction);
-    const { reactions: _previous, ...rest } = target;
-    await putMessage(table, accountId, reactions.length > 0 ? { ...rest, reactions } : rest);
+  async function storeReaction(accountId: string, target: StoredMessage, reaction: Reaction) {
+    const reactions = applyReaction(target.message.reactions, reaction);
+    const { reactions: _previous, ...rest } = target.message;
+    await putMessage(table, accountId, reactions.length > 0 ? { ...rest, reactions } : rest, target.marks);
+  }
+
+  /** Enqueues the message's webhook event, then removes the row's outbox mark. */
+  async function deliverEvent(accountId: string, message: Message) {
+    await queues.sendWebhookEvent(webhookEventFor(accountId, message));
+    await clearEventPending(table, accountId, message.messageId);
+  }
+
+  /** A message that is stored already: its event goes out now if the row says it never did. */
+  async function settleRedelivery(accountId: string, stored: StoredMessage | undefined, log: Logger) {
+    if (stored?.marks.eventPending) {
+      await deliverEvent(accountId, stored.message);
+      log.info('stored message redelivered with its webhook event still pending: event enqueued');
+      return;
+    }
+    log.debug('message already stored');
   }
 
   async function storeNewMessage(
@@ -139,8 +176,9 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   ) {
     const message: Message = { ...mapped };
     if (media) {
-      if (await findMessage(table, accountId, mapped.messageId)) {
-        log.debug('message already stored');
+      const existing = await findMessageRecord(table, accountId, mapped.messageId);
+      if (existing) {
+        await settleRedelivery(accountId, existing, log);
         return;
       }
       const signal = AbortSignal.timeout(deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
@@ -156,15 +194,17 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
     }
     const unread = upsertType === 'notify' && !message.fromMe;
-    const [stored] = await Promise.all([putMessageIfAbsent(table, accountId, message), updateChat(accountId, msg, message, unread)]);
+    const eventDue = !message.fromMe || (deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME);
+    const [stored] = await Promise.all([
+      putMessageIfAbsent(table, accountId, message, { eventPending: eventDue }),
+      updateChat(accountId, msg, message, unread),
+    ]);
     if (!stored) {
       if (unread) await retractUnread(table, accountId, message.chatId);
-      log.debug('message already stored');
+      await settleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), log);
       return;
     }
-    if (!message.fromMe || (deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME)) {
-      await queues.sendWebhookEvent(webhookEventFor(accountId, message));
-    }
+    if (eventDue) await deliverEvent(accountId, message);
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
 
@@ -219,9 +259,4 @@ function abortable(download: Promise<Readable>, signal: AbortSignal): Promise<Re
       },
     );
   });
-}
-
-/** Error name and message only: a stack or a cause could carry message contents. */
-function errorSummary(error: unknown): { name: string; message: string } {
-  return error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
 }

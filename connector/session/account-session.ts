@@ -14,7 +14,10 @@ import { updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
+import { Inbox } from '../inbound/inbox.js';
+import { replayInbox } from '../inbound/inbox-replay.js';
 import type { NetworkOptions } from '../network-options.js';
+import { durableDecryption } from './durable-decrypt.js';
 import { attachDispatcher, type Dispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
 import { shouldSyncHistoryMessage } from './history-sync.js';
 import { logQr } from './qr-log.js';
@@ -42,6 +45,8 @@ export type StartReason = 'connect' | 'resume';
 const STOP_TIMEOUT_MS = 3_000;
 /** Bound on finishing the storage of messages received before a stop. */
 const DRAIN_TIMEOUT_MS = 15_000;
+/** How often a connected session replays write-ahead records left behind (besides at each login). */
+const INBOX_REPLAY_EVERY_MS = 5 * 60_000;
 
 const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
   const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
@@ -81,11 +86,15 @@ export class AccountSession {
   private readonly statusListeners = new Set<() => void>();
   /** Message ids sent by commands recently, so Baileys' echo of them is not stored twice. */
   private readonly ownSends = new Map<string, number>();
+  /** Decrypted messages are written here before their receipt (durable-decrypt.ts). */
+  private readonly inbox: Inbox;
+  private replayTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: AccountSessionDeps) {
     this.deps = deps;
     this.accountId = deps.accountId;
     this.log = deps.logger.child({ accountId: deps.accountId });
+    this.inbox = new Inbox(deps.table, deps.accountId, this.log);
   }
 
   get status(): AccountStatus {
@@ -108,6 +117,12 @@ export class AccountSession {
     const linked = this.auth.isLinked();
     this.log.info({ reason, linked }, linked ? 'session resuming with saved credentials' : 'session starting: QR expected');
     await this.setStatus(reason === 'resume' && linked ? 'reconnecting' : 'connecting');
+    clearInterval(this.replayTimer);
+    this.replayTimer = setInterval(() => {
+      if (this.stopped) clearInterval(this.replayTimer);
+      else if (this.currentStatus === 'connected') this.replayInbox();
+    }, INBOX_REPLAY_EVERY_MS);
+    this.replayTimer.unref();
     this.openSocket();
   }
 
@@ -131,6 +146,7 @@ export class AccountSession {
   async stop(finalStatus?: AccountStatus): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    clearInterval(this.replayTimer);
     await this.closeSocket();
     await this.auth?.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
     if (finalStatus) await this.setStatus(finalStatus);
@@ -143,6 +159,7 @@ export class AccountSession {
   async logoutAndStop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    clearInterval(this.replayTimer);
     const sock = this.socket;
     if (sock) {
       const result = await withTimeout(
@@ -216,6 +233,7 @@ export class AccountSession {
     const auth = this.auth;
     if (!auth || this.stopped || this.reconnectsHalted) return;
     this.sawQrThisSocket = false;
+    const durable = durableDecryption((part) => this.inbox.record(part));
     const sock = makeWASocket({
       ...this.deps.network.socket,
       auth: auth.state,
@@ -225,7 +243,10 @@ export class AccountSession {
       syncFullHistory: false,
       shouldSyncHistoryMessage,
       generateHighQualityLinkPreview: false,
+      makeSignalRepository: durable.makeSignalRepository,
     });
+    durable.watch(sock.ws);
+    const previous = this.dispatcher;
     this.sock = sock;
     this.dispatcher = attachDispatcher(sock, {
       accountId: this.accountId,
@@ -233,12 +254,34 @@ export class AccountSession {
       inbound: this.deps.inbound,
       inboundContext: () => this.contextFor(sock),
       isOwnCommandSend: (id) => this.ownSends.has(id),
+      inbox: this.inbox,
+      // The previous socket's messages first: per-account order holds across a reconnect.
+      ...(previous ? { after: withTimeout(previous.drained(), DRAIN_TIMEOUT_MS) } : {}),
       onConnectionUpdate: (update) => {
         if (this.sock === sock) void this.onConnectionUpdate(update);
       },
       onCredsUpdate: () => {
         auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
       },
+    });
+  }
+
+  /**
+   * Queues a replay of the write-ahead records no handling is waiting for (a previous process
+   * died after receipting them, or storing them failed) behind the socket's inbound events.
+   */
+  private replayInbox(): void {
+    const dispatcher = this.dispatcher;
+    const me = this.auth?.state.creds.me;
+    if (!dispatcher || !me) return;
+    dispatcher.run('write-ahead replay', async (ctx) => {
+      await replayInbox({
+        accountId: this.accountId,
+        inbox: this.inbox,
+        me: { id: me.id, lid: me.lid },
+        logger: this.log,
+        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, ctx),
+      });
     });
   }
 
@@ -256,6 +299,7 @@ export class AccountSession {
       this.failures = 0;
       this.qrRounds = 0;
       this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
+      this.replayInbox();
       await this.setStatus('connected');
     }
     if (update.connection === 'close') await this.onClose(closeCodeOf(update));
@@ -362,5 +406,6 @@ export class AccountSession {
     if ((await withTimeout(dispatcher?.drained() ?? Promise.resolve(), DRAIN_TIMEOUT_MS)) === 'timed_out') {
       this.log.warn('inbound messages still being stored after the socket closed');
     }
+    await this.inbox.drained();
   }
 }

@@ -27,6 +27,10 @@ export interface DispatchTargets {
   inboundContext(): InboundContext | undefined;
   /** Ids this session sent through commands: their echo upsert is already stored by the sender. */
   isOwnCommandSend(messageId: string): boolean;
+  /** Told of each upserted message once the pipeline handled it (or failed on it). */
+  inbox?: { settle(messageId: string): void; release(messageId: string): void };
+  /** Inbound work of this socket starts after this (the previous socket's queue draining). */
+  after?: Promise<unknown>;
 }
 
 export interface Dispatcher {
@@ -34,6 +38,8 @@ export interface Dispatcher {
   detach(): void;
   /** Resolves when every queued inbound event has been handled. */
   drained(): Promise<void>;
+  /** Queues other inbound work (a write-ahead replay) in order with the socket's events. */
+  run(what: string, work: (ctx: InboundContext) => Promise<void>): void;
 }
 
 /**
@@ -41,11 +47,15 @@ export interface Dispatcher {
  * at once; message events go to the inbound pipeline through a per-account queue so that a
  * message is stored before a reaction to it or its revocation. Baileys has acknowledged those
  * messages to the network already, so queued work is finished even after the socket closes
- * (its context is taken when the event arrives). Listener errors are logged and never thrown
- * back into Baileys' emitter.
+ * (its context is taken when the event arrives). Each upserted message is handled on its own
+ * and then reported to the write-ahead inbox (settled, or released for a replay when it
+ * failed). Listener errors are logged and never thrown back into Baileys' emitter.
  */
 export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Dispatcher {
-  let inboundQueue: Promise<void> = Promise.resolve();
+  let inboundQueue: Promise<void> = (targets.after ?? Promise.resolve()).then(
+    () => undefined,
+    () => undefined,
+  );
   const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
     const ctx = targets.inboundContext();
     if (!ctx) {
@@ -87,7 +97,20 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         (m) => !(upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id)),
       );
       if (messages.length > 0) {
-        enqueue('messages.upsert', (ctx) => targets.inbound.handleUpsert(targets.accountId, { ...upsert, messages }, ctx));
+        enqueue('messages.upsert', async (ctx) => {
+          let firstError: unknown;
+          for (const message of messages) {
+            const id = message.key.id;
+            try {
+              await targets.inbound.handleUpsert(targets.accountId, { ...upsert, messages: [message] }, ctx);
+              if (id) targets.inbox?.settle(id);
+            } catch (error) {
+              firstError ??= error;
+              if (id) targets.inbox?.release(id);
+            }
+          }
+          if (firstError) throw firstError;
+        });
       }
     }
     const updates = events['messages.update'];
@@ -99,5 +122,5 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       enqueue('messages.reaction', (ctx) => handleReaction(targets.accountId, reactions, ctx));
     }
   });
-  return { detach, drained: () => inboundQueue };
+  return { detach, drained: () => inboundQueue, run: enqueue };
 }

@@ -10,18 +10,28 @@ import { ITEM_ABSENT, ITEM_EXISTS, writeIfCondition, type Table } from './table.
  */
 const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(item);
 
-const messageItem = (accountId: string, message: Message) => ({
+/**
+ * Bookkeeping kept on the message item and never part of the message itself. `eventPending`:
+ * the message's webhook event is due and not known to be enqueued yet (the outbox marker: the
+ * row and the marker are one write, so a stored message never loses its event to a crash).
+ */
+export interface MessageMarks {
+  eventPending?: boolean;
+}
+
+const messageItem = (accountId: string, message: Message, marks: MessageMarks = {}) => ({
   ...messageKey(accountId, message.messageId),
   ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
   ...message,
+  ...(marks.eventPending ? { eventPending: true } : {}),
 });
 
 /** Stores (or replaces) a message; the same message id is one item, so redelivery is harmless. */
-export async function putMessage(table: Table, accountId: string, message: Message): Promise<void> {
+export async function putMessage(table: Table, accountId: string, message: Message, marks?: MessageMarks): Promise<void> {
   await table.doc.send(
     new PutCommand({
       TableName: table.name,
-      Item: messageItem(accountId, message),
+      Item: messageItem(accountId, message, marks),
     }),
   );
 }
@@ -30,12 +40,12 @@ export async function putMessage(table: Table, accountId: string, message: Messa
  * Stores a message unless its id is stored already: one conditional write that both stores and
  * tells a redelivery apart. False when the message was there (nothing is changed then).
  */
-export async function putMessageIfAbsent(table: Table, accountId: string, message: Message): Promise<boolean> {
+export async function putMessageIfAbsent(table: Table, accountId: string, message: Message, marks?: MessageMarks): Promise<boolean> {
   return writeIfCondition(
     table.doc.send(
       new PutCommand({
         TableName: table.name,
-        Item: messageItem(accountId, message),
+        Item: messageItem(accountId, message, marks),
         ConditionExpression: ITEM_ABSENT,
       }),
     ),
@@ -45,6 +55,33 @@ export async function putMessageIfAbsent(table: Table, accountId: string, messag
 export async function findMessage(table: Table, accountId: string, messageId: string): Promise<Message | undefined> {
   const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: messageKey(accountId, messageId) }));
   return result.Item ? parseMessage(result.Item) : undefined;
+}
+
+/** A stored message with its marks (strongly consistent: the connector decides on them). */
+export async function findMessageRecord(
+  table: Table,
+  accountId: string,
+  messageId: string,
+): Promise<{ message: Message; marks: MessageMarks } | undefined> {
+  const result = await table.doc.send(
+    new GetCommand({ TableName: table.name, Key: messageKey(accountId, messageId), ConsistentRead: true }),
+  );
+  if (!result.Item) return undefined;
+  return { message: parseMessage(result.Item), marks: result.Item.eventPending === true ? { eventPending: true } : {} };
+}
+
+/** The message's webhook event is enqueued: the outbox marker goes. */
+export async function clearEventPending(table: Table, accountId: string, messageId: string): Promise<void> {
+  await writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: 'REMOVE eventPending',
+        ConditionExpression: ITEM_EXISTS,
+      }),
+    ),
+  );
 }
 
 /** Messages of one chat, newest first. */

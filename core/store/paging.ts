@@ -43,14 +43,28 @@ export async function queryGsi1(
 
 /** Every item of one table partition (all pages), optionally projected. */
 export async function queryPartition(table: Table, pk: string, projection?: string): Promise<Record<string, unknown>[]> {
+  return queryPartitionItems(table, pk, { projection });
+}
+
+/** Every item of one table partition whose sort key starts with `skPrefix` (all pages). */
+export async function queryPartitionPrefix(table: Table, pk: string, skPrefix: string): Promise<Record<string, unknown>[]> {
+  return queryPartitionItems(table, pk, { skPrefix });
+}
+
+async function queryPartitionItems(
+  table: Table,
+  pk: string,
+  options: { projection?: string | undefined; skPrefix?: string },
+): Promise<Record<string, unknown>[]> {
+  const { projection, skPrefix } = options;
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.doc.send(
       new QueryCommand({
         TableName: table.name,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
+        KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ...(skPrefix === undefined ? {} : { ':prefix': skPrefix }) },
         ...(projection ? { ProjectionExpression: projection } : {}),
         ExclusiveStartKey: startKey,
       }),

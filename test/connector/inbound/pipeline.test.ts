@@ -4,14 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getStream } from '../../../core/media-store.js';
 import { mediaStoreOf } from '../../../core/media-store.js';
 import { createQueues, type Queues } from '../../../core/queues.js';
-import type { WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { findChat } from '../../../core/store/chats.js';
 import { findMedia } from '../../../core/store/media.js';
-import { findMessage } from '../../../core/store/messages.js';
+import { findMessage, findMessageRecord, putMessageIfAbsent } from '../../../core/store/messages.js';
 import { tableOf } from '../../../core/store/table.js';
 import { createInboundPipeline, type InboundContext, type InboundPipeline } from '../../../connector/inbound/pipeline.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 import { mediaCommon, nextId, PEER, SECONDS, SELF, SELF_JID, waMessage } from './fixtures.js';
+import { webhookEvents as drainWebhookEvents } from './webhook-events.js';
 
 let stack: TestStack;
 let pipeline: InboundPipeline;
@@ -49,23 +49,9 @@ function context(bytes: Buffer | Error = Buffer.from('media-bytes')): InboundCon
   return ctx;
 }
 
-/** Drains the webhook queue until `count` events for `accountId` are seen or the deadline passes. */
-async function webhookEvents(accountId: string, count: number, deadlineMs = 15_000): Promise<WebhookEvent[]> {
-  const seen: WebhookEvent[] = [];
-  const deadline = Date.now() + deadlineMs;
-  while (Date.now() < deadline && seen.length < count) {
-    const received = await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 30 });
-    for (const r of received) {
-      if (r.body.accountId === accountId) {
-        seen.push(r.body);
-        await queues.ackWebhookEvent(r.receiptHandle);
-      } else {
-        await queues.changeWebhookVisibility(r.receiptHandle, 0);
-      }
-    }
-  }
-  return seen;
-}
+/** The webhook events of `accountId` (see webhook-events.ts). */
+const webhookEvents = (accountId: string, count: number, deadlineMs?: number) =>
+  drainWebhookEvents(queues, accountId, count, deadlineMs);
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -99,6 +85,56 @@ describe('inbound pipeline', () => {
     await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
     expect((await findChat(table(), accountId, PEER))?.unreadCount).toBe(1);
     expect(await webhookEvents(accountId, 2, 4_000)).toHaveLength(1);
+  });
+
+  it('a new message leaves no pending-event mark once its event is enqueued', async () => {
+    const accountId = newAccount();
+    const msg = waMessage({ conversation: 'marked then cleared' });
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    expect((await findMessageRecord(table(), accountId, msg.key.id!))?.marks).toEqual({});
+    expect(await webhookEvents(accountId, 1)).toHaveLength(1);
+  });
+
+  it('a stored message whose event is still pending gets it enqueued on redelivery, exactly once', async () => {
+    const accountId = newAccount();
+    const msg = waMessage({ conversation: 'stored, then the process died' });
+    // As left by a crash between the row's write and the enqueue.
+    await putMessageIfAbsent(
+      table(),
+      accountId,
+      { messageId: msg.key.id!, from: PEER, chatId: PEER, timestamp: SECONDS * 1000, type: 'text', fromMe: false, text: 'stored, then the process died' },
+      { eventPending: true },
+    );
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+
+    const events = await webhookEvents(accountId, 2, 4_000);
+    expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${msg.key.id}`]);
+    expect(events[0]?.payload).toMatchObject({ message: 'stored, then the process died', from: PEER, type: 'text' });
+    expect((await findMessageRecord(table(), accountId, msg.key.id!))?.marks).toEqual({});
+  });
+
+  it('an edit of a message whose event is pending keeps the mark: the redelivery still enqueues it', async () => {
+    const accountId = newAccount();
+    const msg = waMessage({ conversation: 'helo' });
+    await putMessageIfAbsent(
+      table(),
+      accountId,
+      { messageId: msg.key.id!, from: PEER, chatId: PEER, timestamp: SECONDS * 1000, type: 'text', fromMe: false, text: 'helo' },
+      { eventPending: true },
+    );
+    const edit = waMessage({
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT,
+        key: { id: msg.key.id, remoteJid: PEER },
+        editedMessage: { conversation: 'hello' },
+      },
+    });
+    await pipeline.handleUpsert(accountId, { messages: [edit], type: 'notify' }, context());
+    expect((await findMessageRecord(table(), accountId, msg.key.id!))?.marks).toEqual({ eventPending: true });
+    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    const events = await webhookEvents(accountId, 1);
+    expect(events[0]?.payload.message).toBe('hello');
   });
 
   it('stores messages sent from the phone (fromMe) without unread and without a webhook event', async () => {

@@ -1,0 +1,141 @@
+import { createBatcher, type Batcher } from '../../core/batcher.js';
+import type { Logger } from '../../core/logger.js';
+import type { InboxRecord } from '../../core/schemas/inbox.js';
+import { batchWrite, BATCH_WRITE_LIMIT, type WriteRequest } from '../../core/store/batch.js';
+import { deleteInboxRequest, INBOX_TTL_SECONDS, listInboxRecords, putInboxRequest } from '../../core/store/inbox.js';
+import type { Table } from '../../core/store/table.js';
+import { errorSummary } from './error-summary.js';
+
+/** What names a record (its key), without the plaintext. */
+type InboxRecordId = Pick<InboxRecord, 'accountId' | 'messageId' | 'part'>;
+
+/** What the decryption hands over: one decrypted `enc` child of a message stanza. */
+export interface DecryptedPart {
+  /** The `<message>` stanza's attributes. */
+  stanza: Record<string, string>;
+  /** The child's position in the stanza. */
+  part: number;
+  encType: string;
+  plaintext: Uint8Array;
+}
+
+/**
+ * The inbound write-ahead log of one account: a record per decrypted part, written before the
+ * delivery receipt (durable-decrypt.ts) and deleted once the message is stored and its webhook
+ * event enqueued (`settle`). Records whose message this process is not handling are
+ * `stranded` and replayed through the pipeline (inbox-replay.ts).
+ *
+ * The writes and deletes of every account on one table go through one group commit: a request
+ * leaves at once when a slot is free, and whatever arrives while requests are out goes in the
+ * next one, so a burst costs one BatchWriteItem per up to 25 records, not a round trip each.
+ */
+export class Inbox {
+  private readonly writer: Batcher<WriteRequest, void>;
+  /** Message id -> its records written by this process whose upsert has not been handled yet. */
+  private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number }>();
+  private readonly deletions = new Set<Promise<void>>();
+
+  constructor(
+    private readonly table: Table,
+    private readonly accountId: string,
+    private readonly log: Logger,
+  ) {
+    this.writer = inboxWriterFor(table);
+  }
+
+  /** Resolves once the part is stored: only then may its receipt leave. */
+  async record(part: DecryptedPart): Promise<void> {
+    const messageId = part.stanza.id;
+    if (!messageId) return;
+    if (part.plaintext.byteLength > MAX_PLAINTEXT_BYTES) {
+      // Beyond DynamoDB's item size: refusing would make Baileys ask for the message again forever.
+      this.log.warn({ messageId, bytes: part.plaintext.byteLength }, 'decrypted message too large for the write-ahead log: not recorded');
+      return;
+    }
+    const now = Date.now();
+    const record: InboxRecord = {
+      accountId: this.accountId,
+      messageId,
+      part: part.part,
+      encType: part.encType,
+      stanza: part.stanza,
+      plaintext: part.plaintext,
+      receivedAt: now,
+      expiresAt: Math.floor(now / 1000) + INBOX_TTL_SECONDS,
+    };
+    const id: InboxRecordId = { accountId: this.accountId, messageId, part: part.part };
+    const entry = this.inFlight.get(messageId);
+    if (entry) entry.records.push(id);
+    else this.inFlight.set(messageId, { records: [id], since: now });
+    await this.writer.add(putInboxRequest(record));
+  }
+
+  /** The message is stored and its event enqueued: its records go (in the background). */
+  settle(messageId: string): void {
+    const entry = this.inFlight.get(messageId);
+    if (!entry) return;
+    this.inFlight.delete(messageId);
+    const deletion = this.remove(entry.records).catch((error: unknown) => {
+      // The records stay; a replay finds the message stored and deletes them then.
+      this.log.warn({ err: errorSummary(error), messageId }, 'write-ahead record not deleted');
+    });
+    this.deletions.add(deletion);
+    void deletion.finally(() => this.deletions.delete(deletion));
+  }
+
+  /** Handling the message failed: its records stay for the next replay. */
+  release(messageId: string): void {
+    this.inFlight.delete(messageId);
+  }
+
+  /**
+   * The account's records that no handling in this process is waiting for: those of earlier
+   * processes, of failed handling, and of messages whose upsert never came within
+   * `STRANDED_AFTER_MS` (the socket closed between the decryption and the event).
+   */
+  async stranded(): Promise<InboxRecord[]> {
+    const records = await listInboxRecords(this.table, this.accountId);
+    const now = Date.now();
+    for (const [messageId, entry] of this.inFlight) {
+      if (now - entry.since > STRANDED_AFTER_MS) this.inFlight.delete(messageId);
+    }
+    return records.filter((record) => !this.inFlight.has(record.messageId));
+  }
+
+  async remove(records: InboxRecordId[]): Promise<void> {
+    await Promise.all(records.map((record) => this.writer.add(deleteInboxRequest(record))));
+  }
+
+  /** Resolves when the deletions started so far are done (stop, tests). */
+  async drained(): Promise<void> {
+    await Promise.allSettled([...this.deletions]);
+  }
+}
+
+/** Well under DynamoDB's 400 KB item limit, with room for the stanza attributes. */
+const MAX_PLAINTEXT_BYTES = 300_000;
+/** An upsert normally follows its decryption within milliseconds. */
+export const STRANDED_AFTER_MS = 2 * 60_000;
+const INBOX_WRITES_IN_FLIGHT = 4;
+
+/** One writer per document client and table: shared by every account of this process. */
+const writers = new WeakMap<Table['doc'], Map<string, Batcher<WriteRequest, void>>>();
+
+function inboxWriterFor(table: Table): Batcher<WriteRequest, void> {
+  let byTable = writers.get(table.doc);
+  if (!byTable) writers.set(table.doc, (byTable = new Map()));
+  let writer = byTable.get(table.name);
+  if (!writer) {
+    writer = createBatcher({
+      maxBatch: BATCH_WRITE_LIMIT,
+      lingerMs: 0,
+      maxInFlight: INBOX_WRITES_IN_FLIGHT,
+      async send(requests) {
+        await batchWrite(table, requests);
+        return requests.map(() => undefined);
+      },
+    });
+    byTable.set(table.name, writer);
+  }
+  return writer;
+}
