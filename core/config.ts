@@ -39,8 +39,13 @@ export const configSchema = z.object({
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
     .transform((v) => v === 'true'),
 
-  /** How long a send waits for the connector to record `sent` or `failed`. */
+  /**
+   * A send's deadline: the connector must take (claim) it within SEND_TIMEOUT_MS of the request,
+   * or it is failed and never sent. A send taken in time gets SEND_SETTLE_MS more to report its
+   * outcome. Keep the sum below the HTTP timeout in front of the API (API Gateway: 29 s).
+   */
   SEND_TIMEOUT_MS: positiveInt(20_000),
+  SEND_SETTLE_MS: positiveInt(5_000),
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024),
 
   /**

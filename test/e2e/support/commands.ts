@@ -26,7 +26,7 @@ export async function connectByCommand(gw: Gateway, account: SandboxAccount): Pr
 export async function sendTextByCommand(gw: Gateway, accountId: string, to: string, text: string) {
   const messageId = newMessageId();
   const commandId = newCommandId();
-  await putPendingOutbound(gw.table, accountId, { messageId, commandId });
+  await putPendingOutbound(gw.table, accountId, { messageId, commandId }, Date.now() + gw.config.SEND_TIMEOUT_MS);
   await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
   const outbound = await waitFor('the send to settle', async () => {
     const found = await findOutbound(gw.table, accountId, messageId);
