@@ -1,5 +1,6 @@
 import { newCommandId, newMessageId } from '../../../core/ids.js';
 import { createAccount } from '../../../core/store/accounts.js';
+import { isFinalStatus } from '../../../core/schemas/outbound.js';
 import { findOutbound, putPendingOutbound } from '../../../core/store/outbound.js';
 import type { Gateway } from './gateway.js';
 import { waitFor } from './wait.js';
@@ -30,7 +31,7 @@ export async function sendTextByCommand(gw: Gateway, accountId: string, to: stri
   await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
   const outbound = await waitFor('the send to settle', async () => {
     const found = await findOutbound(gw.table, accountId, messageId);
-    return found && found.status !== 'pending' ? found : undefined;
+    return found && isFinalStatus(found.status) ? found : undefined;
   });
   return { messageId, outbound };
 }
