@@ -42,7 +42,12 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
   async function enqueueText(text: string, prepare: (ids: { messageId: string; commandId: string }) => Promise<unknown>) {
     const ids = { messageId: newMessageId(), commandId: newCommandId() };
     await prepare(ids);
-    await gw.queues.sendCommand({ type: 'send_text', accountId: alice.id, commandId: ids.commandId, payload: { messageId: ids.messageId, to: bobJid, text } });
+    await gw.queues.sendCommand({
+      type: 'send_text',
+      accountId: alice.id,
+      commandId: ids.commandId,
+      payload: { messageId: ids.messageId, to: bobJid, text },
+    });
     return ids;
   }
 
@@ -111,7 +116,11 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
       const { connector: successor } = await gw.startExtraConnector();
       await waitFor('the successor to run alice', () => successor.registry.get(alice.id), { timeoutMs: 60_000 });
       await gw.waitForStatus(alice.id, 'connected');
-      await waitFor('the command queue to drain', () => queuedCommands().then((n) => n === 0), { timeoutMs: 200_000, intervalMs: 1_000 });
+      // The commands the dead connector held come back after its visibility timeout.
+      await waitFor('the command queue to drain', async () => (await queuedCommands()) === 0, {
+        timeoutMs: 200_000,
+        intervalMs: 1_000,
+      });
 
       const inbox = (await gw.control.inbox(bobPhone)).filter((m) => texts.includes(String(m.text)));
       const summary = { ok: 0, notSent: 0, unknown: 0 };

@@ -32,7 +32,12 @@ function decide(command: Command): Outcome {
   if (to === FAILING_TO) return { outcome: 'failed', reason: 'recipient is not on WhatsApp' };
   if (to === SILENT_TO) return { outcome: 'ignore' };
   if (to === LATE_TO) {
-    return { outcome: 'sent', beforeClaim: async () => void (await waitFor('the API to give up', async () => (await outbound())?.status === 'failed')) };
+    return {
+      outcome: 'sent',
+      beforeClaim: async () => {
+        await waitFor('the API to give up', async () => (await outbound())?.status === 'failed');
+      },
+    };
   }
   if (to === SLOW_TO) {
     return {
