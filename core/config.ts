@@ -40,8 +40,17 @@ export const configSchema = z.object({
     .transform((v) => v === 'true')
     .describe('`true`: create the table, bucket and queues at start when absent (`npm start` does unless `false`)'),
 
-  /** How long a send waits for the connector to record `sent` or `failed`. */
-  SEND_TIMEOUT_MS: positiveInt(20_000).describe('How long a send waits for the connector to record `sent` or `failed`'),
+  /**
+   * A send's deadline: the connector must take (claim) it within SEND_TIMEOUT_MS of the request,
+   * or it is failed and never sent. A send taken in time gets SEND_SETTLE_MS more to report its
+   * outcome. Keep the sum below the HTTP timeout in front of the API (API Gateway: 29 s).
+   */
+  SEND_TIMEOUT_MS: positiveInt(20_000).describe(
+    "A send's deadline: the connector must start it within this time of the request, or it is failed and never sent",
+  ),
+  SEND_SETTLE_MS: positiveInt(5_000).describe(
+    'How much longer the API waits for the outcome of a send the connector started in time (keep SEND_TIMEOUT_MS + this under the HTTP timeout in front of the API)',
+  ),
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024).describe('Largest media upload (50 MB)'),
 
   /**

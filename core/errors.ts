@@ -18,6 +18,11 @@ export class AlreadyExistsError extends DomainError {
   override name = 'AlreadyExistsError';
 }
 
+/** The request contradicts an earlier one (e.g. an Idempotency-Key reused with a different request). */
+export class ConflictError extends DomainError {
+  override name = 'ConflictError';
+}
+
 /** Input that breaks a rule; the message is shown to the client. */
 export class ValidationError extends DomainError {
   override name = 'ValidationError';
@@ -41,9 +46,14 @@ export class AccountNotConnectedError extends OperationFailedError {
   override name = 'AccountNotConnectedError';
 }
 
-/** The connector did not record an outcome within SEND_TIMEOUT_MS. */
+/** The connector did not take the send within SEND_TIMEOUT_MS; it was not sent and never will be. */
 export class SendTimeoutError extends OperationFailedError {
   override name = 'SendTimeoutError';
+}
+
+/** The connector took the send but reported no outcome in time: it may have been delivered. */
+export class SendOutcomeUnknownError extends OperationFailedError {
+  override name = 'SendOutcomeUnknownError';
 }
 
 export function isConditionalCheckFailed(error: unknown): boolean {

@@ -71,6 +71,12 @@ export const inboxKey = (accountId: string, messageId: string, part: number): Ke
   sk: `${INBOX_SK_PREFIX}${messageId}#${part}`,
 });
 
+/** A client's Idempotency-Key on a send (core/store/idempotency.ts); any printable ASCII. */
+export const idempotencyKey = (accountId: string, key: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `IDEM#${key}`,
+});
+
 export const authPartition = (collectionName: string) => `AUTH#${collectionName}`;
 export const authCredsKey = (collectionName: string): Key => ({ pk: authPartition(collectionName), sk: 'creds' });
 export const authSignalKey = (collectionName: string, type: string, keyId: string): Key => ({

@@ -1,11 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { ValidationError } from '../core/errors.js';
+import { ConflictError, ValidationError } from '../core/errors.js';
 import { newUploadId } from '../core/ids.js';
 import { assertJid } from '../core/jid.js';
 import { deleteObject } from '../core/media-store.js';
 import { uploadObjectKey } from '../core/keys.js';
 import type { MediaKind } from '../core/schemas/command.js';
 import { getAccount } from '../core/store/accounts.js';
+import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
 import { newRouter } from './router.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
@@ -33,6 +34,7 @@ function routeFor(kind: MediaKind) {
     summary: `Send ${kind === 'audio' ? 'an' : 'a'} ${kind} (multipart, at most 50 MB)`,
     request: {
       params: z.object({ accountId: accountIdParam }),
+      headers: idempotencyHeaders,
       // A plain OpenAPI schema, not zod: a zod form schema would make the validator buffer the
       // whole body. receiveUpload streams it instead.
       body: {
@@ -46,6 +48,7 @@ function routeFor(kind: MediaKind) {
       },
       400: errorResponse('Missing field, bad JID or wrong file type'),
       404: errorResponse('Account not found'),
+      409: errorResponse('Idempotency-Key reused with a different request'),
       413: errorResponse('File too large (max 50 MB)'),
       500: errorResponse('internal_error'),
     },
@@ -55,14 +58,17 @@ function routeFor(kind: MediaKind) {
 export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
   const router = newRouter();
   for (const kind of KINDS) {
-    router.openapi(routeFor(kind), async (c) => {
+    const route = routeFor(kind);
+    router.openapi(route, async (c) => {
       const required = `${kind} and to are required`;
       const { accountId } = c.req.valid('param');
+      const idempotencyKey = c.req.valid('header')['idempotency-key'];
       const max = services.config.MAX_UPLOAD_BYTES;
       // Refuse before reading a byte when the size or the account already rules the send out.
       if (Number(c.req.header('content-length') ?? 0) > max + 64 * 1024) throw tooLarge(max);
       const account = await getAccount(services.table, accountId);
-      assertConnected(account);
+      // A retry under an Idempotency-Key answers like its first request, even once disconnected.
+      if (idempotencyKey === undefined) assertConnected(account);
 
       const s3Key = uploadObjectKey(account._id, newUploadId());
       const form = await receiveUpload(c.req.raw, { kind, fileField: kind, s3Key, maxBytes: max, media: services.media });
@@ -77,6 +83,16 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         const ptt = kind === 'audio' && form.fields.ptt !== undefined ? form.fields.ptt !== 'false' : undefined;
         const file = form.file;
         const fileName = file.fileName ?? (kind === 'document' ? caption : undefined);
+        const idempotency =
+          idempotencyKey === undefined
+            ? undefined
+            : idempotentRequest(idempotencyKey, route.path, {
+                to,
+                caption,
+                ptt,
+                fileName,
+                file: await storedFileSha256(services.media, file.s3Key),
+              });
         const messageId = await sendAndWait(
           services,
           account,
@@ -96,11 +112,11 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
               ...(ptt !== undefined ? { ptt } : {}),
             },
           }),
-          c.req.raw.signal,
+          { signal: c.req.raw.signal, idempotency },
         );
         return c.json({ ok: true as const, messageId }, 200);
       } catch (error) {
-        if (error instanceof ValidationError && form.file) await deleteObject(services.media, form.file.s3Key);
+        if ((error instanceof ValidationError || error instanceof ConflictError) && form.file) await deleteObject(services.media, form.file.s3Key);
         throw error;
       }
     });

@@ -3,6 +3,7 @@ import { OperationFailedError, ValidationError } from '../core/errors.js';
 import { assertJid, isValidMessageId } from '../core/jid.js';
 import { getAccount } from '../core/store/accounts.js';
 import { findMessage } from '../core/store/messages.js';
+import { idempotencyHeaders, idempotentRequest } from './idempotency.js';
 import { newRouter } from './router.js';
 import { sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
@@ -36,6 +37,7 @@ const deleteBody = z.object({
 const errors = {
   400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
   404: { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } },
+  409: { description: 'Idempotency-Key reused with a different request', content: { 'application/json': { schema: errorBodySchema } } },
   500: { description: 'internal_error: not connected, rejected or timed out', content: { 'application/json': { schema: errorBodySchema } } },
 };
 const sentResponse = {
@@ -50,6 +52,7 @@ const messageResponse = {
 const jsonBody = <T extends z.ZodType>(schema: T) => ({
   body: { required: true, content: { 'application/json': { schema } } },
   params,
+  headers: idempotencyHeaders,
 });
 
 const sendText = createRoute({
@@ -117,7 +120,10 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
           commandId: ids.commandId,
           payload: { messageId: ids.messageId, to, text: body.message },
         }),
-        c.req.raw.signal,
+        {
+          signal: c.req.raw.signal,
+          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], sendText.path, { to, text: body.message }),
+        },
       );
       return c.json({ ok: true as const, messageId }, 200);
     })
@@ -139,7 +145,15 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
           commandId: ids.commandId,
           payload: { messageId: ids.messageId, to, chatId, text: body.message, quotedMessageId },
         }),
-        c.req.raw.signal,
+        {
+          signal: c.req.raw.signal,
+          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], reply.path, {
+            to,
+            text: body.message,
+            quotedMessageId,
+            chatId: givenChatId,
+          }),
+        },
       );
       return c.json({ ok: true as const, messageId }, 200);
     })
@@ -158,7 +172,14 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
           commandId: ids.commandId,
           payload: { messageId: ids.messageId, to, targetMessageId, emoji: body.emoji },
         }),
-        c.req.raw.signal,
+        {
+          signal: c.req.raw.signal,
+          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], react.path, {
+            to,
+            targetMessageId,
+            emoji: body.emoji,
+          }),
+        },
       );
       return c.json({ ok: true as const, message: 'Reaction sent' }, 200);
     })
@@ -176,7 +197,10 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
           commandId: ids.commandId,
           payload: { messageId: ids.messageId, to, targetMessageId },
         }),
-        c.req.raw.signal,
+        {
+          signal: c.req.raw.signal,
+          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], remove.path, { to, targetMessageId }),
+        },
       );
       return c.json({ ok: true as const, message: 'Message deleted for everyone' }, 200);
     });

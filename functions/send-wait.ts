@@ -1,13 +1,29 @@
-import { AccountNotConnectedError, OperationFailedError, SendTimeoutError } from '../core/errors.js';
+import {
+  AccountNotConnectedError,
+  ConflictError,
+  OperationFailedError,
+  SendOutcomeUnknownError,
+  SendTimeoutError,
+} from '../core/errors.js';
 import { newCommandId, newMessageId } from '../core/ids.js';
 import type { Account } from '../core/schemas/account.js';
 import type { SendCommand } from '../core/schemas/command.js';
-import { expireOutbound, findOutbound, putPendingOutbound } from '../core/store/outbound.js';
+import { isFinalStatus, type Outbound } from '../core/schemas/outbound.js';
+import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../core/store/idempotency.js';
+import { failPendingOutbound, findOutbound, putPendingOutbound } from '../core/store/outbound.js';
+import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
 import type { Services } from './services.js';
 
 export interface SendIds {
   messageId: string;
   commandId: string;
+}
+
+export interface SendOptions {
+  /** The request's signal: a client gone before the connector took the send fails it at once. */
+  signal?: AbortSignal;
+  /** From the Idempotency-Key header. */
+  idempotency?: IdempotentRequest;
 }
 
 /** Fails at once, without enqueuing, when the account cannot send. */
@@ -18,55 +34,129 @@ export function assertConnected(account: Account): void {
 }
 
 /**
- * The one send path shared by every send route:
+ * The one send path shared by every send route. Answers the message id once the connector
+ * records `sent`; throws OperationFailedError (500 `internal_error`, the reason as `detail`)
+ * otherwise. The send happens within this call's deadline or never:
  *
- *   function: outbound=pending ─► enqueue command ─► poll outbound (consistent reads) ─┐
- *   connector:                     receive ─► send on WhatsApp ─► outbound=sent|failed ─┘
+ *   API:       outbound=pending(deadline) ─► enqueue ─► poll ··· deadline: pending -> failed ─┐
+ *   connector:              receive ─► claim pending -> sending (before the deadline) ─► send ─► sent
  *
- * Answers the message id once the connector records `sent`; throws OperationFailedError with the
- * connector's reason on `failed`, and after SEND_TIMEOUT_MS marks the send failed (unless the
- * connector settled it in that instant) so that a late connector skips it.
+ * Both transitions out of `pending` are conditional writes, so exactly one wins: either the API
+ * failed it (500, and the connector will not send it however late the command arrives), or the
+ * connector took it and the API waits SEND_SETTLE_MS more for the outcome.
+ *
+ * With an Idempotency-Key, the key is taken (conditional write) after the pending record exists
+ * and before the command is queued: a second request with the key queues nothing and answers
+ * from the first one's record, waiting for it when it is still in flight.
  */
 export async function sendAndWait(
   services: Services,
   account: Account,
   buildCommand: (ids: SendIds) => SendCommand,
-  signal?: AbortSignal,
+  options: SendOptions = {},
 ): Promise<string> {
+  const { table, config } = services;
+  const { idempotency } = options;
+  if (idempotency) {
+    const earlier = await findIdempotencyRecord(table, account._id, idempotency.key);
+    // Before the connection check: a replay answers what the first request got, whatever now.
+    if (earlier) return answerLikeEarlier(services, account._id, idempotency, earlier);
+  }
   assertConnected(account);
+
   const ids: SendIds = { messageId: newMessageId(), commandId: newCommandId() };
-  await putPendingOutbound(services.table, account._id, ids);
-  await services.queues.sendCommand(buildCommand(ids));
-  await waitForOutcome(services, account._id, ids.messageId, services.config.SEND_TIMEOUT_MS, signal);
+  const deadline = Date.now() + config.SEND_TIMEOUT_MS;
+  await putPendingOutbound(table, account._id, ids, deadline);
+  if (idempotency) {
+    const claim = { fingerprint: idempotency.fingerprint, messageId: ids.messageId };
+    if (!(await claimIdempotencyKey(table, account._id, idempotency.key, claim))) {
+      // Another request took the key since we looked; ours was never queued.
+      await failPendingOutbound(table, account._id, ids.messageId, 'not sent: an earlier request had the same Idempotency-Key');
+      const earlier = await findIdempotencyRecord(table, account._id, idempotency.key);
+      if (!earlier) throw new OperationFailedError('Idempotency-Key record disappeared (account deleted?)');
+      return answerLikeEarlier(services, account._id, idempotency, earlier);
+    }
+  }
+  try {
+    await services.queues.sendCommand(buildCommand(ids));
+  } catch (error) {
+    await failPendingOutbound(table, account._id, ids.messageId, 'not sent: the command could not be queued');
+    throw error;
+  }
+  await waitForOutcome(services, account._id, ids.messageId, deadline, options.signal);
   return ids.messageId;
+}
+
+/** The answer of the request that first used the key (waiting for it while it is in flight). */
+async function answerLikeEarlier(
+  services: Services,
+  accountId: string,
+  request: IdempotentRequest,
+  earlier: IdempotencyRecord,
+): Promise<string> {
+  if (earlier.fingerprint !== request.fingerprint) throw new ConflictError(IDEMPOTENCY_CONFLICT_ERROR);
+  const outbound = await findOutbound(services.table, accountId, earlier.messageId);
+  if (!outbound) throw new OperationFailedError('send record disappeared (account deleted?)');
+  services.log.debug({ accountId, messageId: earlier.messageId }, 'Idempotency-Key seen before: answering from its send');
+  // Not this request's send: only its own deadline ends the wait, not this client leaving.
+  await waitForOutcome(services, accountId, earlier.messageId, outbound.deadline);
+  return earlier.messageId;
+}
+
+/**
+ * Resolves once the send is `sent`; throws for every other outcome. Until the deadline (or the
+ * client leaving) it only reads; then it fails the send if still pending, or, when the connector
+ * had claimed it, waits SEND_SETTLE_MS more for the connector's outcome.
+ */
+async function waitForOutcome(
+  services: Services,
+  accountId: string,
+  messageId: string,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const { table, config } = services;
+  const first = await pollUntilFinal(services, accountId, messageId, deadline, signal);
+  if (first) return answerOf(first);
+
+  const reason = signal?.aborted
+    ? 'the client disconnected before the connector took the message; not sent'
+    : `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms; not sent`;
+  if (await failPendingOutbound(table, accountId, messageId, reason)) throw new SendTimeoutError(reason);
+
+  const settleUntil = Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS;
+  const settled = await pollUntilFinal(services, accountId, messageId, settleUntil);
+  if (settled) return answerOf(settled);
+  throw new SendOutcomeUnknownError(
+    `the connector took the message but reported no outcome within ${config.SEND_SETTLE_MS} ms after the deadline; it may have been delivered`,
+  );
+}
+
+function answerOf(outbound: Outbound): void {
+  if (outbound.status === 'sent') return;
+  if (outbound.status === 'unknown') throw new SendOutcomeUnknownError(outbound.reason ?? 'outcome unknown');
+  throw new OperationFailedError(outbound.reason ?? 'send failed');
 }
 
 const FIRST_POLL_MS = 25;
 const MAX_POLL_MS = 250;
 
-export async function waitForOutcome(
+/** The record once final; undefined when `until` passed (or `signal` aborted) first. */
+async function pollUntilFinal(
   services: Services,
   accountId: string,
   messageId: string,
-  timeoutMs: number,
+  until: number,
   signal?: AbortSignal,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+): Promise<Outbound | undefined> {
   let interval = FIRST_POLL_MS;
   for (;;) {
     const outbound = await findOutbound(services.table, accountId, messageId, true);
-    if (outbound?.status === 'sent') return;
-    if (outbound?.status === 'failed') throw new OperationFailedError(outbound.reason ?? 'send failed');
     if (!outbound) throw new OperationFailedError('send record disappeared (account deleted?)');
-    const remaining = deadline - Date.now();
-    if (remaining <= 0 || signal?.aborted) break;
+    if (isFinalStatus(outbound.status)) return outbound;
+    const remaining = until - Date.now();
+    if (remaining <= 0 || signal?.aborted) return undefined;
     await new Promise((resolve) => setTimeout(resolve, Math.min(interval, remaining)));
     interval = Math.min(MAX_POLL_MS, interval * 2);
   }
-  const reason = `no answer from the connector within ${timeoutMs} ms`;
-  if (await expireOutbound(services.table, accountId, messageId, reason)) throw new SendTimeoutError(reason);
-  // The connector settled it between our last read and the expiry: report what it recorded.
-  const settled = await findOutbound(services.table, accountId, messageId, true);
-  if (settled?.status === 'sent') return;
-  throw new OperationFailedError(settled?.reason ?? reason);
 }

@@ -6,7 +6,14 @@ import { getStream, type MediaStore } from '../../core/media-store.js';
 import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
 import type { Message } from '../../core/schemas/message.js';
 import { findMessage } from '../../core/store/messages.js';
-import { findOutbound, markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
+import {
+  claimOutbound,
+  failPendingOutbound,
+  findOutbound,
+  markOutboundFailed,
+  markOutboundSent,
+  markOutboundUnknown,
+} from '../../core/store/outbound.js';
 import type { Table } from '../../core/store/table.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import type { Ownership } from '../ownership/ownership.js';
@@ -67,11 +74,20 @@ function reasonOf(error: unknown): string {
   return String(error);
 }
 
+const LATE = 'not sent: the connector took the command after its deadline';
+const STOPPED_MID_SEND =
+  'the connector stopped while sending; the message may have been delivered and is not sent again';
+
 /**
- * The five sends. Each one: skip when its outbound record is already settled (a redelivered
- * command must not send twice), fail at once when the account cannot send, otherwise send with
- * the command's messageId (so the network's id is ours), store the sent message through the
- * inbound pipeline, and settle the outbound record the API is waiting on.
+ * The five sends. Each one: skip unless its outbound record is `pending` and before its deadline
+ * (a late or redelivered command must not send), fail at once when the account cannot send,
+ * build the content, claim the record (pending -> sending, conditional on the deadline, so the
+ * API's timeout and this send exclude each other), send with the command's messageId (so the
+ * network's id is ours), store the sent message through the inbound pipeline, and settle the
+ * record the API is waiting on.
+ *
+ * A crash between the claim and `sent` leaves the record `sending`; the redelivered command marks
+ * it `unknown` instead of sending again: at most once, never a duplicate.
  */
 export function sendHandlers(deps: SendDeps) {
   const { table, registry } = deps;
@@ -82,13 +98,22 @@ export function sendHandlers(deps: SendDeps) {
     const log = deps.logger.child({ accountId, messageId, command: command.type });
 
     const outbound = await findOutbound(table, accountId, messageId);
-    if (outbound && outbound.status !== 'pending') return done(`already ${outbound.status}`);
+    // No record: past its TTL or the account was deleted; nobody waits for it.
+    if (!outbound) return done('no send record; not sent');
+    if (outbound.status === 'sending') {
+      log.warn('command redelivered while its send was in progress; not sent again');
+      await markOutboundUnknown(table, accountId, messageId, STOPPED_MID_SEND);
+      return done('outcome unknown; not sent again');
+    }
+    if (outbound.status !== 'pending') return done(`already ${outbound.status}`);
 
     const fail = async (reason: string) => {
       log.warn({ reason }, 'send failed');
-      await markOutboundFailed(table, accountId, messageId, reason);
+      await failPendingOutbound(table, accountId, messageId, reason);
       return done(`failed: ${reason}`);
     };
+    const remaining = () => outbound.deadline - Date.now();
+    if (remaining() <= 0) return fail(LATE);
 
     const session = registry.get(accountId);
     if (!session) {
@@ -97,7 +122,7 @@ export function sendHandlers(deps: SendDeps) {
       }
       return fail('account is not connected');
     }
-    if (!(await session.waitForConnected(deps.waitForConnectedMs))) {
+    if (!(await session.waitForConnected(Math.max(0, Math.min(deps.waitForConnectedMs, remaining()))))) {
       return fail(`account is not connected (status: ${session.status})`);
     }
     const sock: WASocket | undefined = session.socket;
@@ -110,15 +135,28 @@ export function sendHandlers(deps: SendDeps) {
       return fail(reasonOf(error));
     }
 
+    if (!(await claimOutbound(table, accountId, messageId))) {
+      prepared.release?.();
+      // Still pending means only the deadline stood in the way (the API may be gone): record it.
+      await failPendingOutbound(table, accountId, messageId, LATE);
+      log.info('not claimed (the API gave up on it or its deadline passed); not sent');
+      return done('not claimed; not sent');
+    }
+
+    const failClaimed = async (reason: string) => {
+      log.warn({ reason }, 'send failed');
+      await markOutboundFailed(table, accountId, messageId, reason);
+      return done(`failed: ${reason}`);
+    };
     let sent: WAMessage | undefined;
     session.noteOwnSend(messageId);
     try {
       sent = await sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
     } catch (error) {
       prepared.release?.();
-      return fail(reasonOf(error));
+      return failClaimed(reasonOf(error));
     }
-    if (!sent) return fail('the network did not accept the message');
+    if (!sent) return failClaimed('the network did not accept the message');
 
     // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
     const ctx = session.inboundContext();

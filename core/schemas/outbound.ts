@@ -1,6 +1,12 @@
 import { z } from 'zod';
 
-export const outboundStatusSchema = z.enum(['pending', 'sent', 'failed']);
+/**
+ * `pending`: written by the API, not yet taken. `sending`: the connector claimed it and is
+ * handing it to WhatsApp. `sent` / `failed`: final. `unknown`: final, the connector stopped
+ * between claiming and recording the outcome, so the message may or may not have gone out; it is
+ * never sent again (at most once).
+ */
+export const outboundStatusSchema = z.enum(['pending', 'sending', 'sent', 'failed', 'unknown']);
 export type OutboundStatus = z.infer<typeof outboundStatusSchema>;
 
 /** The state of one send in flight, written by the function and settled by the connector. */
@@ -10,7 +16,17 @@ export const outboundSchema = z.object({
   status: outboundStatusSchema,
   reason: z.string().optional(),
   sentAt: z.number().int().optional(),
+  /**
+   * Unix ms: the connector may claim the send only before it (the API answers by then). A record
+   * written before deadlines existed reads as long past its deadline.
+   */
+  deadline: z.number().int().default(0),
+  /** Unix ms of the connector's claim. */
+  claimedAt: z.number().int().optional(),
   /** Epoch seconds: DynamoDB TTL removes the record a day later. */
   expiresAt: z.number().int(),
 });
 export type Outbound = z.infer<typeof outboundSchema>;
+
+const FINAL_STATUSES: ReadonlySet<OutboundStatus> = new Set(['sent', 'failed', 'unknown']);
+export const isFinalStatus = (status: OutboundStatus) => FINAL_STATUSES.has(status);

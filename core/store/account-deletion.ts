@@ -11,7 +11,7 @@ export interface DeletedCounts {
 
 /**
  * Removes everything an account owns: every item of its partition (account, chats, messages,
- * media records, outbound, inbound write-ahead records), its auth state, its lease, and every S3 object under its prefix.
+ * media records, outbound, inbound write-ahead records, Idempotency-Keys), its auth state, its lease, and every S3 object under its prefix.
  * Idempotent: the API runs it on DELETE and the connector runs it again after closing the
  * session, catching anything written in between.
  */

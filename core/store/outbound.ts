@@ -1,22 +1,41 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { outboundKey } from '../keys.js';
 import { outboundSchema, type Outbound } from '../schemas/outbound.js';
-import { ITEM_EXISTS, withoutKeys, writeIfCondition, type Table } from './table.js';
+import { withoutKeys, writeIfCondition, type Table } from './table.js';
+
+/**
+ * One send's lifecycle. Who may move it where is what makes a send happen at most once and only
+ * within its API call:
+ *
+ *   pending ──claim (connector, only before the deadline)──► sending ──► sent | failed
+ *      │                                                          └──(redelivered after a crash)──► unknown
+ *      └──failPending (API at its deadline or on abort; connector when it cannot send)──► failed
+ *
+ * The claim and failPending are both conditional on `pending`, so exactly one of them wins: a
+ * send the API gave up on is never claimed, and a claimed send is never failed by the API.
+ */
 
 /** Outbound records are only needed while a send is in flight and shortly after. */
-const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
+export const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
+
+const IS_PENDING = '#status = :pending';
+/** Claimed by a connector; `unknown` too, since the claimer may still report after all. */
+const CLAIMED = '#status IN (:sending, :unknown)';
+const NAMES = { '#status': 'status' };
 
 /** Written by the function before the command is enqueued. */
 export async function putPendingOutbound(
   table: Table,
   accountId: string,
   ids: { messageId: string; commandId: string },
+  deadline: number,
   now = Date.now(),
 ): Promise<Outbound> {
   const outbound: Outbound = {
     messageId: ids.messageId,
     commandId: ids.commandId,
     status: 'pending',
+    deadline,
     expiresAt: Math.floor(now / 1000) + OUTBOUND_TTL_SECONDS,
   };
   await table.doc.send(
@@ -37,47 +56,84 @@ export async function findOutbound(
   return result.Item ? outboundSchema.parse(withoutKeys(result.Item)) : undefined;
 }
 
-async function settle(table: Table, accountId: string, messageId: string, values: Record<string, unknown>, set: string) {
-  // False when the record expired or the account was deleted meanwhile: nobody waits for it any more.
+function update(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  set: string,
+  condition: string,
+  values: Record<string, unknown>,
+): Promise<boolean> {
   return writeIfCondition(
     table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: outboundKey(accountId, messageId),
-        UpdateExpression: `SET #status = :status, ${set}`,
-        ConditionExpression: ITEM_EXISTS,
-        ExpressionAttributeNames: { '#status': 'status' },
+        UpdateExpression: `SET ${set}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: NAMES,
         ExpressionAttributeValues: values,
       }),
     ),
   );
 }
 
-/** Connector: the network accepted the message. False when no record exists. */
-export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now()) {
-  return settle(table, accountId, messageId, { ':status': 'sent', ':sentAt': sentAt }, 'sentAt = :sentAt');
-}
-
-/** Connector: the send failed; `reason` is shown to the client as `detail`. */
-export function markOutboundFailed(table: Table, accountId: string, messageId: string, reason: string) {
-  return settle(table, accountId, messageId, { ':status': 'failed', ':reason': reason }, 'reason = :reason');
+/**
+ * Connector, right before handing the message to WhatsApp: pending -> sending, only while the
+ * deadline has not passed. False: the API gave up on it, it is past its deadline, or another
+ * delivery of the command took it; it must not be sent.
+ */
+export function claimOutbound(table: Table, accountId: string, messageId: string, now = Date.now()): Promise<boolean> {
+  return update(table, accountId, messageId, '#status = :sending, claimedAt = :now', `${IS_PENDING} AND deadline > :now`, {
+    ':pending': 'pending',
+    ':sending': 'sending',
+    ':now': now,
+  });
 }
 
 /**
- * The function gave up waiting: marks a still-pending send failed so that a connector picking
- * the command up late skips it. False when the connector settled it first (read it again).
+ * pending -> failed: the API's deadline passed or its client went away, or the connector cannot
+ * send it. False when it is no longer pending (claimed or settled: read it again).
  */
-export async function expireOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
-  return writeIfCondition(
-    table.doc.send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: outboundKey(accountId, messageId),
-        UpdateExpression: 'SET #status = :failed, reason = :reason',
-        ConditionExpression: '#status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':failed': 'failed', ':pending': 'pending', ':reason': reason },
-      }),
-    ),
-  );
+export function failPendingOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
+  return update(table, accountId, messageId, '#status = :failed, reason = :reason', IS_PENDING, {
+    ':pending': 'pending',
+    ':failed': 'failed',
+    ':reason': reason,
+  });
+}
+
+/**
+ * Connector, after its claim: the network accepted the message. Also over `unknown` (a second
+ * delivery of the command gave up on this one while it was still being sent): the truth wins.
+ */
+export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now()) {
+  return update(table, accountId, messageId, '#status = :sent, sentAt = :sentAt', CLAIMED, {
+    ':sending': 'sending',
+    ':unknown': 'unknown',
+    ':sent': 'sent',
+    ':sentAt': sentAt,
+  });
+}
+
+/** Connector, after its claim: the network refused it; `reason` is shown to the client as `detail`. */
+export function markOutboundFailed(table: Table, accountId: string, messageId: string, reason: string) {
+  return update(table, accountId, messageId, '#status = :failed, reason = :reason', CLAIMED, {
+    ':sending': 'sending',
+    ':unknown': 'unknown',
+    ':failed': 'failed',
+    ':reason': reason,
+  });
+}
+
+/**
+ * Connector, on a command redelivered while its send is still `sending`: the connector that
+ * claimed it stopped before recording the outcome. It is not sent again (at most once).
+ */
+export function markOutboundUnknown(table: Table, accountId: string, messageId: string, reason: string) {
+  return update(table, accountId, messageId, '#status = :unknown, reason = :reason', '#status = :sending', {
+    ':sending': 'sending',
+    ':unknown': 'unknown',
+    ':reason': reason,
+  });
 }

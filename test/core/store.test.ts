@@ -15,7 +15,16 @@ import {
 import { findChat, listChats, recordChatActivity, retractUnread } from '../../core/store/chats.js';
 import { findMedia, putMedia } from '../../core/store/media.js';
 import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
-import { findOutbound, markOutboundFailed, markOutboundSent, putPendingOutbound } from '../../core/store/outbound.js';
+import { claimIdempotencyKey, findIdempotencyRecord } from '../../core/store/idempotency.js';
+import {
+  claimOutbound,
+  failPendingOutbound,
+  findOutbound,
+  markOutboundFailed,
+  markOutboundSent,
+  markOutboundUnknown,
+  putPendingOutbound,
+} from '../../core/store/outbound.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { listWebhooks, registerWebhook } from '../../core/store/webhooks.js';
 import type { Message } from '../../core/schemas/message.js';
@@ -143,16 +152,69 @@ describe('chats and messages', () => {
 });
 
 describe('outbound records', () => {
-  it('goes from pending to sent or failed, and ignores settling an unknown send', async () => {
+  const later = () => Date.now() + 60_000;
+
+  it('pending -> sending (claim) -> sent or failed; nothing is settled without a claim or a record', async () => {
     const id = uniqueId('out');
-    await putPendingOutbound(table, id, { messageId: 'S1', commandId: 'c1' });
-    await putPendingOutbound(table, id, { messageId: 'S2', commandId: 'c2' });
+    await putPendingOutbound(table, id, { messageId: 'S1', commandId: 'c1' }, later());
+    await putPendingOutbound(table, id, { messageId: 'S2', commandId: 'c2' }, later());
     expect(await findOutbound(table, id, 'S1')).toMatchObject({ status: 'pending' });
+    expect(await markOutboundSent(table, id, 'S1', 42)).toBe(false);
+    expect(await claimOutbound(table, id, 'S1')).toBe(true);
+    expect(await claimOutbound(table, id, 'S1')).toBe(false);
     expect(await markOutboundSent(table, id, 'S1', 42)).toBe(true);
+    expect(await claimOutbound(table, id, 'S2')).toBe(true);
     expect(await markOutboundFailed(table, id, 'S2', 'not on WhatsApp')).toBe(true);
     expect(await markOutboundSent(table, id, 'S3')).toBe(false);
+    expect(await claimOutbound(table, id, 'S3')).toBe(false);
     expect(await findOutbound(table, id, 'S1')).toMatchObject({ status: 'sent', sentAt: 42 });
     expect(await findOutbound(table, id, 'S2')).toMatchObject({ status: 'failed', reason: 'not on WhatsApp' });
+  });
+
+  it('the claim and failing a pending send exclude each other; no claim at or after the deadline', async () => {
+    const id = uniqueId('out');
+    await putPendingOutbound(table, id, { messageId: 'F1', commandId: 'c1' }, later());
+    expect(await failPendingOutbound(table, id, 'F1', 'timed out')).toBe(true);
+    expect(await claimOutbound(table, id, 'F1')).toBe(false);
+
+    await putPendingOutbound(table, id, { messageId: 'F2', commandId: 'c2' }, later());
+    expect(await claimOutbound(table, id, 'F2')).toBe(true);
+    expect(await failPendingOutbound(table, id, 'F2', 'timed out')).toBe(false);
+    expect(await findOutbound(table, id, 'F2')).toMatchObject({ status: 'sending' });
+
+    const deadline = Date.now() + 60_000;
+    await putPendingOutbound(table, id, { messageId: 'F3', commandId: 'c3' }, deadline);
+    expect(await claimOutbound(table, id, 'F3', deadline)).toBe(false);
+    expect(await claimOutbound(table, id, 'F3', deadline - 1)).toBe(true);
+  });
+
+  it('a send left sending becomes unknown; a late report of sent still wins', async () => {
+    const id = uniqueId('out');
+    await putPendingOutbound(table, id, { messageId: 'U1', commandId: 'c1' }, later());
+    expect(await markOutboundUnknown(table, id, 'U1', 'stopped')).toBe(false);
+    await claimOutbound(table, id, 'U1');
+    expect(await markOutboundUnknown(table, id, 'U1', 'stopped')).toBe(true);
+    expect(await findOutbound(table, id, 'U1')).toMatchObject({ status: 'unknown', reason: 'stopped' });
+    expect(await markOutboundSent(table, id, 'U1', 7)).toBe(true);
+    expect(await findOutbound(table, id, 'U1')).toMatchObject({ status: 'sent', sentAt: 7 });
+  });
+});
+
+describe('idempotency keys', () => {
+  it('the first claim of a key wins; an expired one can be taken again; accounts are separate', async () => {
+    const id = uniqueId('idem');
+    const other = uniqueId('idem');
+    const now = Date.now();
+    expect(await claimIdempotencyKey(table, id, 'k 1', { fingerprint: 'f1', messageId: 'M1' }, now)).toBe(true);
+    expect(await claimIdempotencyKey(table, id, 'k 1', { fingerprint: 'f2', messageId: 'M2' }, now)).toBe(false);
+    expect(await claimIdempotencyKey(table, other, 'k 1', { fingerprint: 'f3', messageId: 'M3' }, now)).toBe(true);
+    expect(await findIdempotencyRecord(table, id, 'k 1', now)).toMatchObject({ fingerprint: 'f1', messageId: 'M1' });
+    expect(await findIdempotencyRecord(table, other, 'k 1', now)).toMatchObject({ messageId: 'M3' });
+
+    const dayLater = now + 24 * 60 * 60 * 1000 + 2_000;
+    expect(await findIdempotencyRecord(table, id, 'k 1', dayLater)).toBeUndefined();
+    expect(await claimIdempotencyKey(table, id, 'k 1', { fingerprint: 'f4', messageId: 'M4' }, dayLater)).toBe(true);
+    expect(await findIdempotencyRecord(table, id, 'k 1', dayLater)).toMatchObject({ fingerprint: 'f4', messageId: 'M4' });
   });
 });
 
@@ -204,7 +266,8 @@ describe('account deletion', () => {
     for (let i = 0; i < 30; i++) await putMessage(table, id, textMessage(`D${i}`, i));
     await putMessage(table, other, textMessage('K1', 1));
     await recordChatActivity(table, id, { chatId: chatJid, timestamp: 1, unread: true });
-    await putPendingOutbound(table, id, { messageId: 'O1', commandId: 'c' });
+    await putPendingOutbound(table, id, { messageId: 'O1', commandId: 'c' }, Date.now());
+    await claimIdempotencyKey(table, id, 'key', { fingerprint: 'f', messageId: 'O1' });
     await putMedia(table, id, { mediaId: 'm1', messageId: 'D1', s3Key: `accounts/${id}/media/m1`, mimetype: 'image/png', size: 3 });
     await putStream(media, `accounts/${id}/media/m1`, Buffer.from('abc'), { contentType: 'image/png' });
     await putStream(media, `accounts/${id}/uploads/u1`, Buffer.from('def'), { contentType: 'image/png' });
@@ -213,13 +276,14 @@ describe('account deletion', () => {
     await writeSignalKeys(table, collection, [{ type: 'pre-key', id: '1', value: 'k' }]);
 
     const counts = await deleteAccountData(table, media, id, collection);
-    expect(counts).toEqual({ items: 30 + 1 + 1 + 1 + 1, authItems: 2, objects: 2 });
+    expect(counts).toEqual({ items: 30 + 1 + 1 + 1 + 1 + 1, authItems: 2, objects: 2 });
 
     const gone = await stack.clients.dynamo.send(new GetCommand({ TableName: table.name, Key: accountKey(id) }));
     expect(gone.Item).toBeUndefined();
     expect(await listMessages(table, id, chatJid, { limit: 100, skip: 0 })).toEqual([]);
     expect(await listChats(table, id, { limit: 100, skip: 0 })).toEqual([]);
     expect(await findMedia(table, id, 'm1')).toBeUndefined();
+    expect(await findIdempotencyRecord(table, id, 'key')).toBeUndefined();
     expect(await readCreds(table, collection)).toBeUndefined();
     expect(await listKeys(media, `accounts/${id}/`)).toEqual([]);
 

@@ -332,3 +332,29 @@ describe('GET /accounts/:id/messages/:id/media', () => {
     });
   });
 });
+
+describe('media sends with an Idempotency-Key', () => {
+  async function uploadWithKey(accountId: string, key: string, bytes: Buffer) {
+    const form = new FormData();
+    form.append('to', TO);
+    form.append('image', new Blob([new Uint8Array(bytes)]), 'a.img');
+    const response = await fetch(`${api.url}/accounts/${accountId}/message/send/image`, {
+      method: 'POST',
+      body: form,
+      headers: { 'Idempotency-Key': key },
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  it('the same file again: the first answer, one send; other file bytes under the key: 409', async () => {
+    const id = await connectedAccount();
+    const first = await uploadWithKey(id, 'photo-1', fixtures.png);
+    expect(first.status).toBe(200);
+    expect(await uploadWithKey(id, 'photo-1', fixtures.png)).toEqual(first);
+    expect(await uploadWithKey(id, 'photo-1', fixtures.jpeg)).toEqual({
+      status: 409,
+      body: { ok: false, error: 'Idempotency-Key reused with a different request' },
+    });
+    expect(connector.commands.filter(sendMediaOf(id))).toHaveLength(1);
+  });
+});

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { updateAccountStatus } from '../../core/store/accounts.js';
 import { findOutbound } from '../../core/store/outbound.js';
 import { putMessage } from '../../core/store/messages.js';
@@ -7,11 +7,16 @@ import type { Command } from '../../core/schemas/command.js';
 import { startFakeConnector, type FakeConnector, type Outcome } from '../support/fake-connector.js';
 import { startTestApi } from '../support/test-api.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { waitFor } from '../e2e/support/wait.js';
 
 const TO = '15551234567@s.whatsapp.net';
 /** Recipients the fake connector treats specially. */
 const FAILING_TO = '15550000000@s.whatsapp.net';
 const SILENT_TO = '15559999999@s.whatsapp.net';
+/** Claimed only once the API has failed the send (a connector seeing the command too late). */
+const LATE_TO = '15558888888@s.whatsapp.net';
+/** Claimed at once, reported sent only after the API's deadline (a slow network). */
+const SLOW_TO = '15557777777@s.whatsapp.net';
 
 let stack: TestStack;
 let api: Awaited<ReturnType<typeof startTestApi>>;
@@ -19,12 +24,35 @@ let connector: FakeConnector;
 let table: Table;
 let counter = 0;
 
+const messageIdOf = (command: Command) => ('messageId' in command.payload ? command.payload.messageId : '');
+
 function decide(command: Command): Outcome {
   const to = 'to' in command.payload ? command.payload.to : '';
+  const outbound = () => findOutbound(table, command.accountId, messageIdOf(command));
   if (to === FAILING_TO) return { outcome: 'failed', reason: 'recipient is not on WhatsApp' };
   if (to === SILENT_TO) return { outcome: 'ignore' };
+  if (to === LATE_TO) {
+    return {
+      outcome: 'sent',
+      beforeClaim: async () => {
+        await waitFor('the API to give up', async () => (await outbound())?.status === 'failed');
+      },
+    };
+  }
+  if (to === SLOW_TO) {
+    return {
+      outcome: 'sent',
+      afterClaim: async () => {
+        const deadline = (await outbound())?.deadline ?? 0;
+        await waitFor('the deadline to pass', () => Date.now() > deadline, { intervalMs: 20 });
+      },
+    };
+  }
   return { outcome: 'sent' };
 }
+
+const sendsOf = (accountId: string) => connector.sent.filter((s) => s.accountId === accountId).map((s) => s.messageId);
+const commandsOf = (accountId: string) => connector.commands.filter((c) => c.accountId === accountId && c.type !== 'connect');
 
 /** A fresh account, connected unless told otherwise. */
 async function account(connected = true): Promise<string> {
@@ -198,5 +226,124 @@ describe('POST /accounts/:id/message/delete', () => {
     });
     const bad = await api.call('POST', `/accounts/${id}/message/delete`, { to: TO, messageId: '../x' });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe('a send happens within its API call or never', () => {
+  it('the API gives up before the connector takes it: 500 not sent, and the late claim is refused', async () => {
+    const id = await account();
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: LATE_TO, message: 'late' });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ ok: false, error: 'internal_error' });
+    expect(String(body.detail)).toMatch(/no answer from the connector within 1500 ms; not sent/);
+    const messageId = messageIdOf(await connector.waitFor((c) => c.type === 'send_text' && c.accountId === id));
+    await vi.waitFor(() => expect(connector.refused).toContainEqual({ accountId: id, messageId }), { timeout: 20_000 });
+    expect(sendsOf(id)).toEqual([]);
+    expect(await findOutbound(table, id, messageId)).toMatchObject({ status: 'failed' });
+  });
+
+  it('the connector took it before the deadline and reports after it: 200, sent once', async () => {
+    const id = await account();
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: SLOW_TO, message: 'slow' });
+    expect(body).toMatchObject({ ok: true });
+    expect(status).toBe(200);
+    expect(sendsOf(id)).toEqual([body.messageId]);
+    expect(await findOutbound(table, id, String(body.messageId))).toMatchObject({ status: 'sent' });
+  });
+
+  it('the client disconnects before the connector takes it: failed at once, never sent', async () => {
+    const id = await account();
+    const abort = new AbortController();
+    const request = api.call('POST', `/accounts/${id}/message/send`, { to: LATE_TO, message: 'gone' }, {}, abort.signal);
+    const messageId = messageIdOf(await connector.waitFor((c) => c.type === 'send_text' && c.accountId === id));
+    abort.abort();
+    await expect(request).rejects.toThrow();
+    await vi.waitFor(() => expect(connector.refused).toContainEqual({ accountId: id, messageId }), { timeout: 20_000 });
+    expect(await findOutbound(table, id, messageId)).toMatchObject({ status: 'failed', reason: expect.stringMatching(/client disconnected/) });
+    expect(sendsOf(id)).toEqual([]);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  const send = (id: string, key: string, payload: Record<string, unknown> = { to: TO, message: 'once' }, path = 'send') =>
+    api.call('POST', `/accounts/${id}/message/${path}`, payload, { 'Idempotency-Key': key });
+
+  it('a replay answers the first answer (same messageId) and sends nothing again', async () => {
+    const id = await account();
+    const first = await send(id, 'order-1');
+    expect(first.status).toBe(200);
+    const again = await send(id, 'order-1');
+    expect(again).toMatchObject({ status: 200, body: first.body });
+    expect(sendsOf(id)).toEqual([first.body.messageId]);
+    expect(commandsOf(id)).toHaveLength(1);
+  });
+
+  it('a replay still answers 200 after the account disconnected', async () => {
+    const id = await account();
+    const first = await send(id, 'k');
+    expect(first.status).toBe(200);
+    await updateAccountStatus(table, id, { status: 'reconnecting' });
+    expect(await send(id, 'k')).toMatchObject({ status: 200, body: first.body });
+    expect(commandsOf(id)).toHaveLength(1);
+  });
+
+  it('a failed send is answered the same way again, without a second try', async () => {
+    const id = await account();
+    const first = await send(id, 'k', { to: FAILING_TO, message: 'x' });
+    expect(first).toMatchObject({ status: 500, body: { ok: false, error: 'internal_error', detail: 'recipient is not on WhatsApp' } });
+    expect(await send(id, 'k', { to: FAILING_TO, message: 'x' })).toMatchObject({ status: 500, body: first.body });
+    expect(commandsOf(id)).toHaveLength(1);
+  });
+
+  it('the same key with a different body or route: 409', async () => {
+    const id = await account();
+    expect((await send(id, 'k')).status).toBe(200);
+    const conflict = { status: 409, body: { ok: false, error: 'Idempotency-Key reused with a different request' } };
+    expect(await send(id, 'k', { to: TO, message: 'other text' })).toMatchObject(conflict);
+    expect(await send(id, 'k', { to: TO, message: 'once', quotedMessageId: 'Q1' }, 'reply')).toMatchObject(conflict);
+    expect(commandsOf(id)).toHaveLength(1);
+  });
+
+  it('concurrent requests with one key: one send, every answer the same', async () => {
+    const id = await account();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => send(id, 'burst', { to: SLOW_TO, message: 'burst' })));
+    const first = answers[0]!;
+    expect(first.status).toBe(200);
+    for (const answer of answers) expect(answer).toMatchObject({ status: 200, body: first.body });
+    expect(sendsOf(id)).toEqual([first.body.messageId]);
+    expect(commandsOf(id)).toHaveLength(1);
+  });
+
+  it('the same key on two accounts: two independent sends', async () => {
+    const [a, b] = [await account(), await account()];
+    const [onA, onB] = [await send(a, 'shared'), await send(b, 'shared')];
+    expect([onA.status, onB.status]).toEqual([200, 200]);
+    expect(onA.body.messageId).not.toBe(onB.body.messageId);
+    expect(sendsOf(a)).toEqual([onA.body.messageId]);
+    expect(sendsOf(b)).toEqual([onB.body.messageId]);
+  });
+
+  it('react and delete replay their {ok, message} answer', async () => {
+    const id = await account();
+    const react = { to: TO, messageId: 'R1', emoji: '👍' };
+    const first = await send(id, 'r', react, 'react');
+    expect(first.status).toBe(200);
+    expect(await send(id, 'r', react, 'react')).toMatchObject({ status: 200, body: first.body });
+    const remove = { to: TO, messageId: 'R1' };
+    const deleted = await send(id, 'd', remove, 'delete');
+    expect(await send(id, 'd', remove, 'delete')).toMatchObject({ status: 200, body: deleted.body });
+    expect(commandsOf(id).map((c) => c.type)).toEqual(['send_reaction', 'delete_message']);
+  });
+
+  it('a key that is empty, longer than 255 characters or not printable ASCII: 400', async () => {
+    const id = await account();
+    for (const key of ['', 'x'.repeat(256), 'caf\u00e9']) {
+      expect(await send(id, key)).toMatchObject({
+        status: 400,
+        body: { ok: false, error: 'Idempotency-Key must be 1 to 255 printable ASCII characters' },
+      });
+    }
+    expect((await send(id, 'x'.repeat(255))).status).toBe(200);
+    expect(commandsOf(id)).toHaveLength(1);
   });
 });

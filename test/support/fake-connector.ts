@@ -1,15 +1,32 @@
 import { createQueues } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
-import { markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
+import { claimOutbound, markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
 import { tableOf } from '../../core/store/table.js';
 import type { TestStack } from './test-stack.js';
 import { silentLogger } from './test-stack.js';
 
-export type Outcome = { outcome: 'sent' } | { outcome: 'failed'; reason: string } | { outcome: 'ignore' };
+/**
+ * `sent`: claim the send as the real connector does, then record it sent; `beforeClaim` and
+ * `afterClaim` let a test put the claim or the outcome after an event (e.g. the API's deadline).
+ * A refused claim means the send does not happen. `failed`: claimed, then refused by "the network".
+ */
+export type Outcome =
+  | { outcome: 'sent'; beforeClaim?: () => Promise<void>; afterClaim?: () => Promise<void> }
+  | { outcome: 'failed'; reason: string }
+  | { outcome: 'ignore' };
+
+export interface FakeSend {
+  accountId: string;
+  messageId: string;
+}
 
 export interface FakeConnector {
   /** Every command received so far, in order. */
   commands: Command[];
+  /** Every send that "went out" (claimed and recorded sent), in order: what a phone would get. */
+  sent: FakeSend[];
+  /** Sends whose claim was refused (the API had given up on them): never sent. */
+  refused: FakeSend[];
   /** Resolves with the first received command matching `predicate` (polls with a deadline). */
   waitFor(predicate: (command: Command) => boolean, timeoutMs?: number): Promise<Command>;
   stop(): Promise<void>;
@@ -28,6 +45,8 @@ export function startFakeConnector(
   const queues = createQueues(stack.config, stack.clients, silentLogger);
   const table = tableOf(stack.config, stack.clients);
   const commands: Command[] = [];
+  const sent: FakeSend[] = [];
+  const refused: FakeSend[] = [];
   const abort = new AbortController();
 
   const loop = (async () => {
@@ -43,9 +62,19 @@ export function startFakeConnector(
         commands.push(command);
         if (SEND_TYPES.has(command.type) && 'messageId' in command.payload) {
           const decision = decide(command);
-          const messageId = command.payload.messageId;
-          if (decision.outcome === 'sent') await markOutboundSent(table, command.accountId, messageId);
-          if (decision.outcome === 'failed') await markOutboundFailed(table, command.accountId, messageId, decision.reason);
+          const send = { accountId: command.accountId, messageId: command.payload.messageId };
+          if (decision.outcome !== 'ignore') {
+            if (decision.outcome === 'sent') await decision.beforeClaim?.();
+            if (!(await claimOutbound(table, send.accountId, send.messageId))) {
+              refused.push(send);
+            } else if (decision.outcome === 'sent') {
+              await decision.afterClaim?.();
+              sent.push(send);
+              await markOutboundSent(table, send.accountId, send.messageId);
+            } else {
+              await markOutboundFailed(table, send.accountId, send.messageId, decision.reason);
+            }
+          }
         }
         await queues.ackCommand(message.receiptHandle);
       }
@@ -54,6 +83,8 @@ export function startFakeConnector(
 
   return {
     commands,
+    sent,
+    refused,
     async waitFor(predicate, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

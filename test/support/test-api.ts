@@ -4,8 +4,8 @@ import { silentLogger, type TestStack } from './test-stack.js';
 /** The API on a free loopback port against the stack; `call` sends JSON and parses the answer. */
 export async function startTestApi(stack: TestStack): Promise<ApiServer & { call: typeof call }> {
   const api = await startApiServer({ config: stack.config, clients: stack.clients, logger: silentLogger, port: 0, host: '127.0.0.1' });
-  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const init: RequestInit = { method, headers: { ...headers } };
+  async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) {
+    const init: RequestInit = { method, headers: { ...headers }, ...(signal ? { signal } : {}) };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';

@@ -1,5 +1,6 @@
 import { newCommandId, newMessageId } from '../../../core/ids.js';
 import { createAccount } from '../../../core/store/accounts.js';
+import { isFinalStatus } from '../../../core/schemas/outbound.js';
 import { findOutbound, putPendingOutbound } from '../../../core/store/outbound.js';
 import type { Gateway } from './gateway.js';
 import { waitFor } from './wait.js';
@@ -26,11 +27,11 @@ export async function connectByCommand(gw: Gateway, account: SandboxAccount): Pr
 export async function sendTextByCommand(gw: Gateway, accountId: string, to: string, text: string) {
   const messageId = newMessageId();
   const commandId = newCommandId();
-  await putPendingOutbound(gw.table, accountId, { messageId, commandId });
+  await putPendingOutbound(gw.table, accountId, { messageId, commandId }, Date.now() + gw.config.SEND_TIMEOUT_MS);
   await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
   const outbound = await waitFor('the send to settle', async () => {
     const found = await findOutbound(gw.table, accountId, messageId);
-    return found && found.status !== 'pending' ? found : undefined;
+    return found && isFinalStatus(found.status) ? found : undefined;
   });
   return { messageId, outbound };
 }
