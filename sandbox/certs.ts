@@ -101,7 +101,9 @@ export function generateTlsMaterial(commonName = 'wa-sandbox media'): TlsMateria
   const notBefore = new Date(now.getTime() - 24 * 3600_000);
   const notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600_000);
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
+  // A DER INTEGER is positive with its top bit clear and minimal with its first byte non-zero
+  // (a leading zero byte is "illegal padding" to OpenSSL): 0x40 keeps both true on every draw.
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
   const subjectAltName = seq(
     oid('2.5.29.17'),
     der(0x04, seq(der(0x82, Buffer.from('localhost')), der(0x87, Buffer.from([127, 0, 0, 1])))),
