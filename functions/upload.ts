@@ -151,6 +151,20 @@ async function receiveFile(
   options: ReceiveOptions,
   stop: AbortSignal,
 ): Promise<ReceivedFile> {
+  // Failing the file's own stream (rather than aborting lib-storage) fails the body S3 reads, so
+  // lib-storage finishes its own cleanup, the AbortMultipartUpload of the parts already sent,
+  // before the upload settles.
+  const onStop = () => stream.destroy(stop.reason instanceof Error ? stop.reason : new Error('upload stopped'));
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+  try {
+    return await storeOrCount(stream, fileName, options);
+  } finally {
+    stop.removeEventListener('abort', onStop);
+  }
+}
+
+async function storeOrCount(stream: Readable, fileName: string | undefined, options: ReceiveOptions): Promise<ReceivedFile> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const sample: Buffer[] = [];
   let sampled = 0;
@@ -186,10 +200,6 @@ async function receiveFile(
   counted.on('error', (error) => {
     failure = error;
   });
-  // Failing the body (rather than aborting lib-storage) lets lib-storage finish its own cleanup,
-  // the AbortMultipartUpload of the parts already sent, before the upload settles.
-  const onStop = () => counted.destroy(stop.reason instanceof Error ? stop.reason : new Error('upload stopped'));
-  stop.addEventListener('abort', onStop, { once: true });
   try {
     if (options.destination) {
       await putStream(options.destination.media, options.destination.s3Key, counted, { contentType: mimetype });
@@ -199,8 +209,6 @@ async function receiveFile(
   } catch (error) {
     // lib-storage reports the body's own error in its own words; keep ours (413, not 500).
     throw failure ?? error;
-  } finally {
-    stop.removeEventListener('abort', onStop);
   }
   if (failure) throw failure;
   return {

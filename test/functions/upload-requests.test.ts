@@ -225,6 +225,26 @@ describe('an answer given while the client is still uploading reaches it', () =>
     expect(await leftInS3(id)).toEqual([]);
   });
 
+  it('a bad field sent ahead of a 30 MB file: 400 when the file starts (while the client still sends), nothing stored', async () => {
+    const id = await connectedAccount();
+    const cases: Array<[string, Record<string, string>, string]> = [
+      ['image', { to: 'nobody' }, 'to must be a valid JID'],
+      ['audio', { to: TO, ptt: 'yes' }, 'ptt must be true, false, 1 or 0'],
+    ];
+    for (const [kind, fields, error] of cases) {
+      const answer = await postWithNodeClient(`/accounts/${id}/message/send/${kind}`, {
+        head: filePartHead(kind, 'big.bin', fields),
+        size: 30 * MB,
+        fileStart: kind === 'audio' ? fixtures.ogg : fixtures.png,
+        tail: closing,
+        withLength: true,
+      });
+      // Connection: close shows the answer left before the body was read to its end.
+      expect({ kind, ...answer }).toEqual({ kind, status: 400, body: { ok: false, error }, connection: 'close' });
+    }
+    expect(await leftInS3(id)).toEqual([]);
+  });
+
   it('chunked (no Content-Length) over 50 MB: 413 once the limit passes; no object and no unfinished multipart upload left', async () => {
     const id = await connectedAccount();
     const answer = await postWithNodeClient(`/accounts/${id}/message/send/image`, {
