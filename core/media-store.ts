@@ -27,7 +27,7 @@ export type UploadBody = Readable | ReadableStream<Uint8Array> | Uint8Array | st
 
 export interface PutStreamOptions {
   contentType: string;
-  /** Aborts the multipart upload (parts already sent are discarded). */
+  /** Aborts the upload; parts already sent are discarded (AbortMultipartUpload) before it settles. */
   signal?: AbortSignal;
 }
 
@@ -41,13 +41,28 @@ export async function putStream(store: MediaStore, key: string, body: UploadBody
     partSize: 5 * 1024 * 1024,
     leavePartsOnError: false,
   });
-  const onAbort = () => void upload.abort();
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  // A stream body is failed rather than the Upload aborted: lib-storage then sends its
+  // AbortMultipartUpload before done() settles, where abort() settles at once and cleans up later.
+  const onAbort = () => {
+    if (isNodeReadable(body)) body.destroy(abortReason(options.signal));
+    else void upload.abort();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await upload.done();
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+function isNodeReadable(body: UploadBody): body is Readable {
+  return typeof body === 'object' && 'destroy' in body && 'pipe' in body;
+}
+
+function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : Object.assign(new Error('Upload aborted.'), { name: 'AbortError' });
 }
 
 export interface StoredObject {

@@ -5,6 +5,7 @@ import { chatRoutes } from './chats.js';
 import { connectionRoutes } from './connection.js';
 import { handleError } from './errors.js';
 import { healthRoutes } from './health.js';
+import { knownAccount } from './known-account.js';
 import { mediaSendRoutes } from './media-sends.js';
 import { messagingRoutes } from './messaging.js';
 import { requestLog } from './request-log.js';
@@ -30,6 +31,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', healthRoutes());
   app.route('/', accountRoutes(services));
   app.route('/', connectionRoutes(services));
+  // Every send route answers an unknown account with 404 before its body is read or judged.
+  app.use('/accounts/:accountId/message/*', knownAccount(services.table));
   app.route('/', messagingRoutes(services));
   app.route('/', mediaSendRoutes(services));
   app.route('/', chatRoutes(services));

@@ -1,19 +1,18 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { ConflictError, ValidationError } from '../core/errors.js';
+import { AccountNotConnectedError, ConflictError, ValidationError } from '../core/errors.js';
 import { newUploadId } from '../core/ids.js';
-import { assertJid } from '../core/jid.js';
 import { deleteObject } from '../core/media-store.js';
 import { uploadObjectKey } from '../core/keys.js';
 import type { MediaKind } from '../core/schemas/command.js';
-import { getAccount } from '../core/store/accounts.js';
 import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
+import { accountOf } from './known-account.js';
+import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
 import { newRouter } from './router.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
-import { receiveUpload, tooLarge } from './upload.js';
+import { receiveUpload } from './upload.js';
 import { accountIdParam, errorBodySchema } from './validation.js';
 
-const MAX_CAPTION_LENGTH = 1024;
 const KINDS: MediaKind[] = ['image', 'video', 'audio', 'document'];
 
 const errorResponse = (description: string) => ({
@@ -26,7 +25,7 @@ function routeFor(kind: MediaKind) {
     [kind]: { type: 'string', format: 'binary' },
     to: { type: 'string' },
   };
-  if (kind === 'audio') properties.ptt = { type: 'string', enum: ['true', 'false'] };
+  if (kind === 'audio') properties.ptt = { type: 'string', enum: ['true', 'false', '1', '0'] };
   else properties.caption = { type: 'string' };
   return createRoute({
     method: 'post',
@@ -46,7 +45,7 @@ function routeFor(kind: MediaKind) {
         description: 'Sent',
         content: { 'application/json': { schema: z.object({ ok: z.literal(true), messageId: z.string() }) } },
       },
-      400: errorResponse('Missing field, bad JID or wrong file type'),
+      400: errorResponse('Malformed multipart body, missing field, bad JID, bad ptt or wrong file type'),
       404: errorResponse('Account not found'),
       409: errorResponse('Idempotency-Key reused with a different request'),
       413: errorResponse('File too large (max 50 MB)'),
@@ -59,29 +58,32 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
   const router = newRouter();
   for (const kind of KINDS) {
     const route = routeFor(kind);
+    // Order of judgement: unknown account 404 (knownAccount, before the body), then the request
+    // itself, 400/413 (headers, then the body as it streams), then the account's state, 500.
     router.openapi(route, async (c) => {
-      const required = `${kind} and to are required`;
-      const { accountId } = c.req.valid('param');
+      const account = accountOf(c);
       const idempotencyKey = c.req.valid('header')['idempotency-key'];
-      const max = services.config.MAX_UPLOAD_BYTES;
-      // Refuse before reading a byte when the size or the account already rules the send out.
-      if (Number(c.req.header('content-length') ?? 0) > max + 64 * 1024) throw tooLarge(max);
-      const account = await getAccount(services.table, accountId);
-      // A retry under an Idempotency-Key answers like its first request, even once disconnected.
-      if (idempotencyKey === undefined) assertConnected(account);
-
-      const s3Key = uploadObjectKey(account._id, newUploadId());
-      const form = await receiveUpload(c.req.raw, { kind, fileField: kind, s3Key, maxBytes: max, media: services.media });
+      // Stored only when it may be sent: the account is connected, or the request has an
+      // Idempotency-Key (a retry answers like its first request even once disconnected, and its
+      // file is hashed to tell it from another request). Otherwise the file is checked and counted
+      // as usual, yet never stored.
+      const destination =
+        account.currentStatus === 'connected' || idempotencyKey !== undefined
+          ? { media: services.media, s3Key: uploadObjectKey(account._id, newUploadId()) }
+          : undefined;
+      const form = await receiveUpload(c.req.raw, {
+        kind,
+        fileField: kind,
+        maxBytes: services.config.MAX_UPLOAD_BYTES,
+        ...(destination ? { destination } : {}),
+        checkFieldsSoFar: (fields) => void readMediaSendFields(kind, fields),
+      });
       try {
-        if (!form.file || !form.fields.to?.trim()) throw new ValidationError(required);
-        const to = assertJid(form.fields.to, 'to');
-        const caption = kind === 'audio' ? undefined : form.fields.caption?.trim() || undefined;
-        if (caption && caption.length > MAX_CAPTION_LENGTH) {
-          throw new ValidationError(`caption must be at most ${MAX_CAPTION_LENGTH} characters`);
-        }
-        // Absent: the connector's default (a voice note); `ptt=false` sends a plain audio file.
-        const ptt = kind === 'audio' && form.fields.ptt !== undefined ? form.fields.ptt !== 'false' : undefined;
-        const file = form.file;
+        const { to, caption, ptt, file } = requireMediaSendFields(kind, form.fields, form.file);
+        // With a key, sendAndWait answers a replay before it checks the connection.
+        if (idempotencyKey === undefined) assertConnected(account);
+        const s3Key = file.s3Key;
+        if (!s3Key) throw new Error('the upload of a connected account was not stored');
         const fileName = file.fileName ?? (kind === 'document' ? caption : undefined);
         const idempotency =
           idempotencyKey === undefined
@@ -91,7 +93,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
                 caption,
                 ptt,
                 fileName,
-                file: await storedFileSha256(services.media, file.s3Key),
+                file: await storedFileSha256(services.media, s3Key),
               });
         const messageId = await sendAndWait(
           services,
@@ -104,7 +106,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
               messageId: ids.messageId,
               to,
               kind,
-              s3Key: file.s3Key,
+              s3Key,
               mimetype: file.mimetype,
               size: file.size,
               ...(fileName ? { fileName } : {}),
@@ -116,7 +118,10 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         );
         return c.json({ ok: true as const, messageId }, 200);
       } catch (error) {
-        if ((error instanceof ValidationError || error instanceof ConflictError) && form.file) await deleteObject(services.media, form.file.s3Key);
+        // Refused before a command was enqueued: the upload has no reader.
+        const refused =
+          error instanceof ValidationError || error instanceof ConflictError || error instanceof AccountNotConnectedError;
+        if (refused && form.file?.s3Key) await deleteObject(services.media, form.file.s3Key);
         throw error;
       }
     });

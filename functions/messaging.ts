@@ -1,9 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { OperationFailedError, ValidationError } from '../core/errors.js';
 import { assertJid, isValidMessageId } from '../core/jid.js';
-import { getAccount } from '../core/store/accounts.js';
 import { findMessage } from '../core/store/messages.js';
 import { idempotencyHeaders, idempotentRequest } from './idempotency.js';
+import { accountOf } from './known-account.js';
 import { newRouter } from './router.js';
 import { sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
@@ -109,7 +109,7 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
     .openapi(sendText, async (c) => {
       const body = c.req.valid('json');
       const to = assertJid(body.to, 'to');
-      const account = await getAccount(table, c.req.valid('param').accountId);
+      const account = accountOf(c);
       assertTextLength(body.message);
       const messageId = await sendAndWait(
         services,
@@ -132,7 +132,7 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
       const to = assertJid(body.to, 'to');
       const quotedMessageId = assertMessageId(body.quotedMessageId, 'quotedMessageId');
       const givenChatId = body.chatId !== undefined ? assertJid(body.chatId, 'chatId') : undefined;
-      const account = await getAccount(table, c.req.valid('param').accountId);
+      const account = accountOf(c);
       assertTextLength(body.message);
       // The chat of the quoted message when stored; otherwise the recipient's own chat.
       const chatId = givenChatId ?? (await findMessage(table, account._id, quotedMessageId))?.chatId ?? to;
@@ -162,7 +162,7 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
       const to = assertJid(body.to, 'to');
       const targetMessageId = assertMessageId(body.messageId, 'messageId');
       if (!isSingleEmoji(body.emoji)) throw new ValidationError('emoji must be a single emoji');
-      const account = await getAccount(table, c.req.valid('param').accountId);
+      const account = accountOf(c);
       await sendAndWait(
         services,
         account,
@@ -187,7 +187,7 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
       const body = c.req.valid('json');
       const to = assertJid(body.to, 'to');
       const targetMessageId = assertMessageId(body.messageId, 'messageId');
-      const account = await getAccount(table, c.req.valid('param').accountId);
+      const account = accountOf(c);
       await sendAndWait(
         services,
         account,

@@ -6,6 +6,7 @@ import { loadConfig } from '../core/config.js';
 import { logger as rootLogger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createApp } from './app.js';
+import { answerEarlyCleanly } from './early-answer.js';
 import type { AppDeps } from './services.js';
 
 export interface ApiServer {
@@ -21,7 +22,11 @@ export async function startApiServer(
 ): Promise<ApiServer> {
   const app = createApp(deps);
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: deps.port, hostname: deps.host }, () => resolve(s));
+    const s = serve(
+      // Draining and closing after an early answer is answerEarlyCleanly's, not the adapter's.
+      { fetch: answerEarlyCleanly(app.fetch), port: deps.port, hostname: deps.host, autoCleanupIncoming: false },
+      () => resolve(s),
+    );
     s.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;

@@ -1,6 +1,7 @@
 import type { AwsClients } from '../core/aws.js';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
+import type { Account } from '../core/schemas/account.js';
 import { mediaStoreOf, type MediaStore } from '../core/media-store.js';
 import { createQueues, type Queues } from '../core/queues.js';
 import { tableOf, type Table } from '../core/store/table.js';
@@ -35,5 +36,7 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     log: Logger;
+    /** Set by knownAccount on the routes that use it. */
+    account?: Account;
   };
 }

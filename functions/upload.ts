@@ -6,28 +6,37 @@ import { detectMediaType, SNIFF_BYTES } from './file-types.js';
 import type { MediaKind } from '../core/schemas/command.js';
 
 /** Room for the multipart boundaries and the small text fields beside the file. */
-const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 const MAX_FIELD_BYTES = 16 * 1024;
 
-export interface StoredUpload {
-  s3Key: string;
+export interface ReceivedFile {
   mimetype: string;
   size: number;
   fileName?: string;
+  /** Where the bytes are; absent when the file was only checked (no destination given). */
+  s3Key?: string;
 }
 
 export interface ReceivedForm {
   fields: Record<string, string>;
-  file?: StoredUpload;
+  file?: ReceivedFile;
 }
 
 export interface ReceiveOptions {
   kind: MediaKind;
   /** Form field that carries the file (`image`, `video`, ...). */
   fileField: string;
-  s3Key: string;
   maxBytes: number;
-  media: MediaStore;
+  /**
+   * Where the file goes once its type is known. Absent: the file is still sniffed and counted
+   * (so a wrong type or size is still answered as such), but nothing is stored.
+   */
+  destination?: { media: MediaStore; s3Key: string };
+  /**
+   * Judges the text fields received so far; throws a ValidationError. Called when the file part
+   * starts, before a byte of it is stored, so a bad field sent ahead of the file stores nothing.
+   */
+  checkFieldsSoFar?: (fields: Record<string, string>) => void;
 }
 
 export function tooLarge(maxBytes: number): PayloadTooLargeError {
@@ -35,29 +44,48 @@ export function tooLarge(maxBytes: number): PayloadTooLargeError {
 }
 
 /**
+ * The request's own claims, judged before a byte of the body is read: multipart with a boundary,
+ * and a declared length within the limit.
+ */
+export function checkUploadHeaders(headers: Headers, maxBytes: number): void {
+  const contentType = headers.get('content-type') ?? '';
+  if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) {
+    throw new ValidationError('Request body must be multipart/form-data');
+  }
+  if (!/;\s*boundary=("[^"]+"|[^\s;]+)/i.test(contentType)) {
+    throw new ValidationError('multipart/form-data needs a boundary in its Content-Type');
+  }
+  const declaredLength = Number(headers.get('content-length') ?? Number.NaN);
+  if (declaredLength > maxBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(maxBytes);
+}
+
+/**
  * Reads a multipart request as a stream: text fields are collected, the one file is sniffed from
  * its first bytes, then piped to S3 while its bytes are counted. Nothing is held beyond the sniff
  * sample and lib-storage's part buffers. Too large: PayloadTooLargeError as soon as the limit is
- * passed (or at once when Content-Length already says so); the upload is aborted.
+ * passed. Any failure (too large, wrong type, malformed body, a bad field) leaves nothing in S3,
+ * and the rest of the body is read and dropped, so the connection stays in step with the client
+ * until the answer is out (functions/early-answer.ts closes it cleanly).
  * The same code serves Lambda, whose body arrives whole but is read through the same stream.
  */
 export async function receiveUpload(request: Request, options: ReceiveOptions): Promise<ReceivedForm> {
-  const contentType = request.headers.get('content-type') ?? '';
-  if (!/^multipart\/form-data/i.test(contentType)) {
-    throw new ValidationError('Request body must be multipart/form-data');
-  }
-  const declaredLength = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (declaredLength > options.maxBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(options.maxBytes);
+  checkUploadHeaders(request.headers, options.maxBytes);
   if (!request.body) throw new ValidationError(`${options.fileField} and to are required`);
 
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { 'content-type': request.headers.get('content-type') ?? '' },
+      limits: { files: 1, fileSize: options.maxBytes + 1, fields: 10, fieldSize: MAX_FIELD_BYTES, parts: 12 },
+    });
+  } catch (error) {
+    throw new ValidationError(`Malformed multipart body: ${error instanceof Error ? error.message : String(error)}`);
+  }
+
   const source = Readable.fromWeb(request.body as import('node:stream/web').ReadableStream<Uint8Array>);
-  const parser = busboy({
-    headers: { 'content-type': contentType },
-    limits: { files: 1, fileSize: options.maxBytes + 1, fields: 10, fieldSize: MAX_FIELD_BYTES, parts: 12 },
-  });
   const fields: Record<string, string> = {};
-  let fileTask: Promise<StoredUpload> | undefined;
-  const abort = new AbortController();
+  let fileTask: Promise<ReceivedFile> | undefined;
+  const stopFile = new AbortController();
 
   const parsed = new Promise<void>((resolve, reject) => {
     parser.on('field', (name, value, info) => {
@@ -65,17 +93,28 @@ export async function receiveUpload(request: Request, options: ReceiveOptions): 
       fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {
+      // A cut body fails the file stream too; the parser's own 'error' reports it.
+      stream.on('error', () => undefined);
       if (name !== options.fileField || fileTask) {
         stream.resume();
         return;
       }
-      fileTask = storeFile(stream, info.filename, options, abort.signal);
+      try {
+        options.checkFieldsSoFar?.(fields);
+      } catch (error) {
+        stream.resume();
+        reject(error);
+        return;
+      }
+      fileTask = receiveFile(stream, info.filename, options, stopFile.signal);
       // Settles the request as soon as the file fails (too large, wrong type): no need to read on.
       fileTask.catch(reject);
     });
     parser.on('filesLimit', () => reject(new ValidationError('Only one file may be sent')));
+    parser.on('partsLimit', () => reject(new ValidationError('Too many form fields')));
+    parser.on('fieldsLimit', () => reject(new ValidationError('Too many form fields')));
     parser.on('error', (error: unknown) =>
-      reject(error instanceof Error ? new ValidationError(`Malformed multipart body: ${error.message}`) : error),
+      reject(new ValidationError(`Malformed multipart body: ${error instanceof Error ? error.message : String(error)}`)),
     );
     parser.on('close', () => resolve());
     source.on('error', reject);
@@ -87,21 +126,45 @@ export async function receiveUpload(request: Request, options: ReceiveOptions): 
     const file = fileTask ? await fileTask : undefined;
     return { fields, ...(file ? { file } : {}) };
   } catch (error) {
-    abort.abort();
     source.unpipe(parser);
-    source.destroy();
-    // The object may exist if the failure came after the upload (e.g. a bad field).
-    if (fileTask) await fileTask.then(() => deleteObject(options.media, options.s3Key)).catch(() => undefined);
+    // Drop the rest of the body rather than destroying it: destroying the request stream closes
+    // the socket under the answer.
+    source.on('error', () => undefined);
+    source.resume();
+    parser.destroy();
+    stopFile.abort(error);
+    await discardStored(fileTask, options.destination);
     throw error;
   }
 }
 
-async function storeFile(
+/** Once the file's upload has settled (aborted or done), makes sure no object is left. */
+async function discardStored(fileTask: Promise<ReceivedFile> | undefined, destination: ReceiveOptions['destination']) {
+  if (!fileTask || !destination) return;
+  await fileTask.catch(() => undefined);
+  await deleteObject(destination.media, destination.s3Key).catch(() => undefined);
+}
+
+async function receiveFile(
   stream: Readable,
   fileName: string | undefined,
   options: ReceiveOptions,
-  signal: AbortSignal,
-): Promise<StoredUpload> {
+  stop: AbortSignal,
+): Promise<ReceivedFile> {
+  // Failing the file's own stream (rather than aborting lib-storage) fails the body S3 reads, so
+  // lib-storage finishes its own cleanup, the AbortMultipartUpload of the parts already sent,
+  // before the upload settles.
+  const onStop = () => stream.destroy(stop.reason instanceof Error ? stop.reason : new Error('upload stopped'));
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+  try {
+    return await storeOrCount(stream, fileName, options);
+  } finally {
+    stop.removeEventListener('abort', onStop);
+  }
+}
+
+async function storeOrCount(stream: Readable, fileName: string | undefined, options: ReceiveOptions): Promise<ReceivedFile> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const sample: Buffer[] = [];
   let sampled = 0;
@@ -138,11 +201,20 @@ async function storeFile(
     failure = error;
   });
   try {
-    await putStream(options.media, options.s3Key, counted, { contentType: mimetype, signal });
+    if (options.destination) {
+      await putStream(options.destination.media, options.destination.s3Key, counted, { contentType: mimetype });
+    } else {
+      for await (const chunk of counted) void chunk;
+    }
   } catch (error) {
     // lib-storage reports the body's own error in its own words; keep ours (413, not 500).
     throw failure ?? error;
   }
   if (failure) throw failure;
-  return { s3Key: options.s3Key, mimetype, size, ...(fileName ? { fileName } : {}) };
+  return {
+    mimetype,
+    size,
+    ...(fileName ? { fileName } : {}),
+    ...(options.destination ? { s3Key: options.destination.s3Key } : {}),
+  };
 }

@@ -207,7 +207,7 @@ export function sendHandlers(deps: SendDeps) {
 
     send_media: (command: CommandOf<'send_media'>) =>
       settle(command, async () => {
-        const { to, kind, s3Key, mimetype, fileName, caption } = command.payload;
+        const { to, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
         const jid = recipient(to);
         if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError('upload is not this account\'s');
         const upload = await getStream(deps.mediaStore, s3Key);
@@ -218,6 +218,7 @@ export function sendHandlers(deps: SendDeps) {
           mimetype,
           ...(fileName ? { fileName } : {}),
           ...(caption ? { caption } : {}),
+          ...(ptt !== undefined ? { ptt } : {}),
         });
         return { jid, content, release: () => releaseOutgoingMediaContent(content) };
       }),

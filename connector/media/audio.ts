@@ -1,15 +1,18 @@
 import { open } from 'node:fs/promises';
 import { runFfmpeg } from './ffmpeg.js';
 
-/** What WhatsApp voice notes are: Opus in an Ogg container, mono, 48 kHz. */
-export const VOICE_NOTE_MIMETYPE = 'audio/ogg; codecs=opus';
+/**
+ * What WhatsApp sends audio as, voice notes and audio files alike: Opus in an Ogg container at
+ * 48 kHz. Every client plays it, where WAV and some OGG (Vorbis) uploads are not playable there.
+ */
+export const OGG_OPUS_MIMETYPE = 'audio/ogg; codecs=opus';
 
 const OPUS_SAMPLE_RATE = 48_000;
 
 /**
- * Converts any audio ffmpeg can read to an OGG/Opus voice note (mono, 48 kHz, libopus) at
- * `outputPath`, and returns its duration in whole seconds (at least 1), read from the Ogg
- * stream itself so no ffprobe is needed.
+ * Converts any audio ffmpeg can read to an OGG/Opus voice note (mono, 48 kHz, 32 kb/s, tuned for
+ * speech as phones record them) at `outputPath`, and returns its duration in whole seconds (at
+ * least 1), read from the Ogg stream itself so no ffprobe is needed.
  */
 export async function convertToVoiceNote(inputPath: string, outputPath: string): Promise<{ seconds: number }> {
   await runFfmpeg(inputPath, outputPath, (command) =>
@@ -19,12 +22,34 @@ export async function convertToVoiceNote(inputPath: string, outputPath: string):
       .audioChannels(1)
       .audioFrequency(OPUS_SAMPLE_RATE)
       .audioBitrate('32k')
-      // Voice-optimised encoder settings, as phones record voice notes.
       .outputOptions(['-application', 'voip', '-map_metadata', '-1'])
       .format('ogg'),
   );
-  const duration = await oggOpusDurationSeconds(outputPath);
-  return { seconds: Math.max(1, Math.round(duration)) };
+  return { seconds: await wholeSeconds(outputPath) };
+}
+
+/**
+ * Converts any audio ffmpeg can read to a plain OGG/Opus audio file (not a voice note): two
+ * channels (stereo kept, mono doubled, surround folded down, as clients play stereo at most),
+ * 48 kHz, 128 kb/s, tuned for music rather than speech, since an audio file is often music that
+ * a voice-note encoding would flatten.
+ */
+export async function convertToAudioFile(inputPath: string, outputPath: string): Promise<{ seconds: number }> {
+  await runFfmpeg(inputPath, outputPath, (command) =>
+    command
+      .noVideo()
+      .audioCodec('libopus')
+      .audioFrequency(OPUS_SAMPLE_RATE)
+      .audioBitrate('128k')
+      .audioChannels(2)
+      .outputOptions(['-application', 'audio', '-map_metadata', '-1'])
+      .format('ogg'),
+  );
+  return { seconds: await wholeSeconds(outputPath) };
+}
+
+async function wholeSeconds(oggOpusPath: string): Promise<number> {
+  return Math.max(1, Math.round(await oggOpusDurationSeconds(oggOpusPath)));
 }
 
 /**

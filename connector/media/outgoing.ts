@@ -7,9 +7,10 @@
  * - image: sent as is, with a 32 px JPEG `jpegThumbnail` (sharp) and its width/height.
  * - video: MP4 sent as is, anything else (WebM) re-encoded to MP4; thumbnail from the first
  *   frame (ffmpeg, then sharp), width/height and `seconds`.
- * - audio: always converted to OGG/Opus (mono, 48 kHz, libopus), mimetype
- *   `audio/ogg; codecs=opus`, `seconds` from the Ogg granule position and the 64-bar
- *   `waveform` phones draw; sent as a voice note (`ptt: true`) unless `ptt: false` is given.
+ * - audio: always converted to OGG/Opus (48 kHz, libopus), mimetype `audio/ogg; codecs=opus`,
+ *   `seconds` from the Ogg granule position. By default a voice note (`ptt: true`: mono, speech
+ *   settings, the 64-bar `waveform` phones draw); with `ptt: false` a plain audio file (stereo,
+ *   128 kb/s, music settings, no waveform), shown as a playable file, not a voice message.
  * - document: sent as is, `mimetype` and `fileName` kept, `caption` when given.
  *
  * `source` is a Readable (e.g. the S3 object stream) or a path to a file the caller owns.
@@ -21,7 +22,7 @@
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { AnyMessageContent, WAMediaUpload } from '@whiskeysockets/baileys';
-import { convertToVoiceNote, VOICE_NOTE_MIMETYPE } from './audio.js';
+import { convertToAudioFile, convertToVoiceNote, OGG_OPUS_MIMETYPE } from './audio.js';
 import { openDetachedReadStream, spoolToFile, withTempDir } from './temp-files.js';
 import { imageThumbnail, videoThumbnail } from './thumbnails.js';
 import { convertToMp4, needsVideoConversion, PLAYABLE_VIDEO_MIMETYPE } from './video.js';
@@ -35,7 +36,7 @@ export interface OutgoingMedia {
   mimetype: string;
   fileName?: string;
   caption?: string;
-  /** Audio only: false sends a plain audio file (still OGG/Opus) instead of a voice note. */
+  /** Audio only: false sends a plain audio file (still OGG/Opus) instead of a voice note (the default). */
   ptt?: boolean;
 }
 
@@ -73,15 +74,24 @@ export async function buildOutgoingMediaContent(media: OutgoingMedia): Promise<A
       });
     case 'audio':
       return withLocalFile(media.source, 'audio', async (path, dir) => {
-        const voiceNotePath = join(dir, 'voice.ogg');
-        const { seconds } = await convertToVoiceNote(path, voiceNotePath);
-        const waveform = await voiceNoteWaveform(voiceNotePath, join(dir, 'voice.pcm'));
+        const oggPath = join(dir, 'audio.ogg');
+        if (media.ptt === false) {
+          const { seconds } = await convertToAudioFile(path, oggPath);
+          return {
+            audio: { stream: await openDetachedReadStream(oggPath) },
+            mimetype: OGG_OPUS_MIMETYPE,
+            ptt: false,
+            seconds,
+          };
+        }
+        const { seconds } = await convertToVoiceNote(path, oggPath);
+        const waveform = await voiceNoteWaveform(oggPath, join(dir, 'voice.pcm'));
         // Baileys copies `waveform` into the audioMessage (as its own computation would) but
         // does not declare it on AnyMessageContent; a variable, unlike a literal, may carry it.
         const content = {
-          audio: { stream: await openDetachedReadStream(voiceNotePath) },
-          mimetype: VOICE_NOTE_MIMETYPE,
-          ptt: media.ptt ?? true,
+          audio: { stream: await openDetachedReadStream(oggPath) },
+          mimetype: OGG_OPUS_MIMETYPE,
+          ptt: true,
           seconds,
           waveform,
         };

@@ -25,6 +25,9 @@ declare module 's3rver' {
   }
   class S3rver {
     constructor(options?: S3rverOptions);
+    /** Koa's middleware list (S3rver is a Koa app), composed when run() starts listening. */
+    middleware: unknown[];
+    store: { rootDirectory: string };
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
   }

@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { startFauxqs } from 'fauxqs';
+import { addMultipartAbortAndList } from './s3rver-multipart.js';
 
 /**
  * The embedded AWS: dynalite (DynamoDB), s3rver (S3) and fauxqs (SQS), in this process, on free
@@ -62,6 +63,7 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
       // Streamed uploads of unknown length are signed in ways s3rver does not recompute.
       allowMismatchedSignatures: true,
     });
+    addMultipartAbortAndList(s3);
     const s3Address = await s3.run();
     stops.push(() => s3.close());
 

@@ -30,11 +30,19 @@ describe('media through the API', () => {
   }
 
   /** POSTs a multipart send as a client would; returns the new message id. */
-  async function sendMedia(kind: string, file: Buffer, fileName: string, type: string, caption?: string): Promise<string> {
+  async function sendMedia(
+    kind: string,
+    file: Buffer,
+    fileName: string,
+    type: string,
+    caption?: string,
+    extraFields: Record<string, string> = {},
+  ): Promise<string> {
     const form = new FormData();
     form.set('to', bobJid);
     form.set(kind, new Blob([new Uint8Array(file)], { type }), fileName);
     if (caption) form.set('caption', caption);
+    for (const [name, value] of Object.entries(extraFields)) form.set(name, value);
     const response = await fetch(`${api.url}/accounts/${alice.id}/message/send/${kind}`, { method: 'POST', body: form });
     const body = (await response.json()) as { ok: boolean; messageId?: string; error?: string; detail?: string };
     expect(body, JSON.stringify(body)).toMatchObject({ ok: true });
@@ -98,6 +106,16 @@ describe('media through the API', () => {
     expect(bytes.indexOf('OpusHead')).toBeGreaterThan(0);
     expect(headers.get('content-type')).toBe('audio/ogg; codecs=opus');
     expect(headers.get('content-length')).toBe(String(bytes.length));
+  });
+
+  it('audio with ptt=false: arrives as a plain audio file (ptt false), OGG/Opus in stereo', async () => {
+    const path = join(fixtures.dir, 'plain.mp3');
+    await generateTone(path, 2);
+    const messageId = await sendMedia('audio', await readFile(path), 'plain.mp3', 'audio/mpeg', undefined, { ptt: 'false' });
+    const { message, bytes } = await receivedOnBob(messageId);
+    expect(message).toMatchObject({ type: 'audio', ptt: false, seconds: 2, mimetype: 'audio/ogg; codecs=opus' });
+    expect(bytes.subarray(0, 4).toString('latin1')).toBe('OggS');
+    expect(bytes[bytes.indexOf('OpusHead') + 9]).toBe(2);
   });
 
   it('document: arrives with its file name and mimetype, bytes unchanged', async () => {

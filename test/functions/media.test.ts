@@ -107,10 +107,10 @@ describe('media sends', () => {
     }
   });
 
-  it('audio: ptt=false asks for a plain audio file, ptt=true for a voice note, absent leaves the default', async () => {
+  it('audio: ptt=false/0 asks for a plain audio file, ptt=true/1 for a voice note, absent leaves the default', async () => {
     const id = await connectedAccount();
     const sent: Array<unknown> = [];
-    const pttFields: Array<Record<string, string>> = [{ ptt: 'false' }, { ptt: 'true' }, {}];
+    const pttFields: Array<Record<string, string>> = [{ ptt: 'false' }, { ptt: 'true' }, {}, { ptt: '0' }, { ptt: '1' }];
     for (const fields of pttFields) {
       const { status, body } = await upload(id, 'audio', { to: TO, ...fields }, { bytes: fixtures.ogg, name: 'v.ogg' });
       expect(status).toBe(200);
@@ -119,7 +119,18 @@ describe('media sends', () => {
       );
       sent.push(command.type === 'send_media' ? command.payload.ptt : 'not media');
     }
-    expect(sent).toEqual([false, true, undefined]);
+    expect(sent).toEqual([false, true, undefined, false, true]);
+  });
+
+  it('audio: any other ptt value is 400, nothing kept', async () => {
+    const id = await connectedAccount();
+    for (const ptt of ['yes', 'no', '', '2']) {
+      expect(await upload(id, 'audio', { to: TO, ptt }, { bytes: fixtures.ogg, name: 'v.ogg' })).toEqual({
+        status: 400,
+        body: { ok: false, error: 'ptt must be true, false, 1 or 0' },
+      });
+    }
+    expect(await listKeys(media, `accounts/${id}/`)).toEqual([]);
   });
 
   it('a file whose bytes are not an accepted type: 400 naming the accepted types, nothing kept', async () => {
@@ -160,12 +171,38 @@ describe('media sends', () => {
     expect(body).toEqual({ ok: false, error: 'Request body must be multipart/form-data' });
   });
 
-  it('account not connected: 500 internal_error before the body is read', async () => {
+  it('account not connected: the request is judged first (400 with its own message), a valid one is 500 internal_error; nothing stored or enqueued', async () => {
     const id = `media${Date.now().toString(36)}${counter++}`;
     await api.call('POST', '/accounts', { id });
-    const { status, body } = await upload(id, 'image', { to: TO }, { bytes: fixtures.png, name: 'a.png' });
-    expect(status).toBe(500);
-    expect(body).toMatchObject({ ok: false, error: 'internal_error' });
+    const cases: Array<[string, Record<string, string>, { bytes: Buffer; name: string } | undefined, string]> = [
+      ['image', { to: TO }, undefined, 'image and to are required'],
+      ['image', { to: TO }, { bytes: fixtures.pdf, name: 'fake.png' }, 'image must be a JPG, PNG or GIF file'],
+      ['document', {}, { bytes: fixtures.pdf, name: 'a.pdf' }, 'document and to are required'],
+      ['image', { to: 'nobody' }, { bytes: fixtures.png, name: 'a.png' }, 'to must be a valid JID'],
+      ['audio', { to: TO, ptt: 'maybe' }, { bytes: fixtures.ogg, name: 'v.ogg' }, 'ptt must be true, false, 1 or 0'],
+    ];
+    for (const [kind, fields, file, error] of cases) {
+      expect({ error, ...(await upload(id, kind, fields, file)) }).toEqual({ error, status: 400, body: { ok: false, error } });
+    }
+    const valid = await upload(id, 'image', { to: TO }, { bytes: fixtures.png, name: 'a.png' });
+    expect(valid.status).toBe(500);
+    expect(valid.body).toMatchObject({ ok: false, error: 'internal_error' });
+    expect(String(valid.body.detail)).toMatch(/connecting, not connected/);
+    expect(await listKeys(media, `accounts/${id}/`)).toEqual([]);
+    expect(connector.commands.some((c) => c.type === 'send_media' && c.accountId === id)).toBe(false);
+  });
+
+  it('unknown account: 404 Account not found whatever the body (no file, wrong type, no to)', async () => {
+    const id = `nosuch${Date.now().toString(36)}${counter++}`;
+    for (const [fields, file] of [
+      [{ to: TO }, undefined],
+      [{ to: TO }, { bytes: fixtures.pdf, name: 'fake.png' }],
+      [{}, { bytes: fixtures.png, name: 'a.png' }],
+    ] as const) {
+      expect(await upload(id, 'image', fields, file)).toEqual({ status: 404, body: { ok: false, error: 'Account not found' } });
+    }
+    const notMultipart = await api.call('POST', `/accounts/${id}/message/send/image`, { to: TO });
+    expect(notMultipart).toMatchObject({ status: 404, body: { ok: false, error: 'Account not found' } });
   });
 });
 
@@ -268,7 +305,7 @@ describe('upload size limit', () => {
       expect(result.status).toBe(413);
       expect(result.body).toEqual({ ok: false, error: 'File too large (max 50 MB)' });
       expect(await listKeys(mediaStoreOf(target.stack.config, target.stack.clients), `accounts/${id}/`)).toEqual([]);
-    });
+    }, 180_000);
   });
 
   describe('at a 150 MB limit', () => {
@@ -281,7 +318,7 @@ describe('upload size limit', () => {
       expect(result.body).toEqual({ ok: false, error: 'File too large (max 150 MB)' });
       // A few 5 MB parts in flight (S3's minimum part size), never the 150 MB read so far.
       expect(result.peakGrowth).toBeLessThan(64 * MB);
-    });
+    }, 180_000);
   });
 });
 

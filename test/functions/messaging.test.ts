@@ -135,6 +135,43 @@ describe('POST /accounts/:id/message/send', () => {
     expect(connector.commands.some((c) => c.type === 'send_text' && c.accountId === id)).toBe(false);
   });
 
+  it('account not connected: a bad request is still 400 with its own message, judged before the account state', async () => {
+    const id = await account(false);
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['send', { to: TO }, 'to and message are required'],
+      ['send', { to: 'nobody', message: 'x' }, 'to must be a valid JID'],
+      ['reply', { to: TO, message: 'x' }, 'to, message and quotedMessageId are required'],
+      ['react', { to: TO, messageId: 'A1', emoji: 'ok' }, 'emoji must be a single emoji'],
+      ['delete', { messageId: 'A1' }, 'to and messageId are required'],
+    ];
+    for (const [route, payload, error] of cases) {
+      expect({ route, ...(await api.call('POST', `/accounts/${id}/message/${route}`, payload)) }).toMatchObject({
+        route,
+        status: 400,
+        body: { ok: false, error },
+      });
+    }
+  });
+
+  it('unknown account: 404 Account not found even when the body is bad too', async () => {
+    const id = `nosuch${Date.now().toString(36)}${counter++}`;
+    for (const [route, payload] of [
+      ['send', {}],
+      ['send', { to: 'nobody', message: 'x' }],
+      ['reply', { to: TO }],
+      ['react', { emoji: 'ok' }],
+      ['delete', {}],
+    ] as const) {
+      expect({ route, ...(await api.call('POST', `/accounts/${id}/message/${route}`, payload)) }).toMatchObject({
+        route,
+        status: 404,
+        body: { ok: false, error: 'Account not found' },
+      });
+    }
+    const notJson = await api.call('POST', `/accounts/${id}/message/send`, 'not json');
+    expect(notJson).toMatchObject({ status: 404, body: { ok: false, error: 'Account not found' } });
+  });
+
   it('no answer within SEND_TIMEOUT_MS: 500 internal_error and the send is marked failed', async () => {
     const id = await account();
     const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: SILENT_TO, message: 'x' });

@@ -60,12 +60,15 @@ describe('buildOutgoingMediaContent: audio becomes a voice note', () => {
     await expect(readFile(mp3)).resolves.toBeInstanceOf(Buffer);
   });
 
-  it('sends plain audio (still OGG/Opus) when ptt is false', async () => {
+  it('sends plain audio when ptt is false: OGG/Opus kept in stereo, no voice-note waveform', async () => {
     const wav = join(fixtures.dir, 'plain.wav');
     await generateTone(wav, 1);
     const content = await buildOutgoingMediaContent({ kind: 'audio', source: wav, mimetype: 'audio/wav', ptt: false });
     expect(content).toMatchObject({ ptt: false, mimetype: 'audio/ogg; codecs=opus', seconds: 1 });
-    expectOggOpus(await readAll(uploadStream((content as { audio: unknown }).audio)));
+    expect(content).not.toHaveProperty('waveform');
+    const bytes = await readAll(uploadStream((content as { audio: unknown }).audio));
+    expectOggOpus(bytes);
+    expect(bytes[bytes.indexOf('OpusHead') + 9]).toBe(2); // channel count: the stereo tone stays stereo
   });
 
   it('removes its temp directory once the content is built', async () => {

@@ -1,6 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  AbortMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClients, destroyClients, type AwsClients } from '../../../core/aws.js';
 import { loadConfig, type Config } from '../../../core/config.js';
@@ -73,5 +79,23 @@ describe('startEmulators', () => {
       destroyClients(clients);
       await emulators.stop();
     }
+  });
+
+  it('S3 lists unfinished multipart uploads and aborts one, its parts gone (as S3 does; s3rver alone cannot)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'wa-emu-'));
+    dirs.push(dataDir);
+    await withStack(dataDir, async ({ media }) => {
+      const key = 'accounts/mpu1/uploads/u1';
+      const created = await media.s3.send(new CreateMultipartUploadCommand({ Bucket: media.bucket, Key: key }));
+      await media.s3.send(
+        new UploadPartCommand({ Bucket: media.bucket, Key: key, UploadId: created.UploadId, PartNumber: 1, Body: Buffer.alloc(1024, 1) }),
+      );
+      const listed = await media.s3.send(new ListMultipartUploadsCommand({ Bucket: media.bucket }));
+      expect(listed.Uploads?.map((u) => [u.Key, u.UploadId])).toEqual([[key, created.UploadId]]);
+
+      await media.s3.send(new AbortMultipartUploadCommand({ Bucket: media.bucket, Key: key, UploadId: created.UploadId }));
+      expect((await media.s3.send(new ListMultipartUploadsCommand({ Bucket: media.bucket }))).Uploads ?? []).toEqual([]);
+      expect(await readdir(join(dataDir, 's3', media.bucket, '._S3rver_uploads'))).toEqual([]);
+    });
   });
 });
