@@ -18,6 +18,11 @@ export class AlreadyExistsError extends DomainError {
   override name = 'AlreadyExistsError';
 }
 
+/** A request for something another resource holds (e.g. `collectionName already in use`). */
+export class ConflictError extends DomainError {
+  override name = 'ConflictError';
+}
+
 /** Input that breaks a rule; the message is shown to the client. */
 export class ValidationError extends DomainError {
   override name = 'ValidationError';

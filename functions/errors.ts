@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import {
   AlreadyExistsError,
+  ConflictError,
   NotFoundError,
   OperationFailedError,
   PayloadTooLargeError,
@@ -34,6 +35,9 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
   }
   if (error instanceof NotFoundError) {
     return c.json({ ok: false, error: error.message } satisfies ErrorBody, 404);
+  }
+  if (error instanceof ConflictError) {
+    return c.json({ ok: false, error: error.message } satisfies ErrorBody, 409);
   }
   if (error instanceof PayloadTooLargeError) {
     return c.json({ ok: false, error: error.message } satisfies ErrorBody, 413);
