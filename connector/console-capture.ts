@@ -1,5 +1,6 @@
 import { formatWithOptions } from 'node:util';
 import type { Logger } from '../core/logger.js';
+import { redactBinary } from '../core/redact.js';
 
 /**
  * Baileys' dependencies print to the console: libsignal writes whole session records
@@ -29,7 +30,7 @@ export function installConsoleCapture(logger: Logger): void {
       const source = dependencyCalling(captured);
       if (source === undefined) return original(...args);
       if (!state.logger.isLevelEnabled('debug')) return;
-      state.logger.debug({ source, console: method }, formatWithOptions({ depth: 4, breakLength: Infinity }, ...args.map((arg) => redact(arg))));
+      state.logger.debug({ source, console: method }, formatWithOptions({ depth: 4, breakLength: Infinity }, ...args.map((arg) => redactBinary(arg))));
     };
     console[method] = captured as Console[Method];
   }
@@ -46,25 +47,4 @@ export function dependencyCalling(wrapper: (...args: never[]) => unknown): strin
   Error.stackTraceLimit = limit;
   const callerFrame = holder.stack?.split('\n')[1] ?? '';
   return NODE_MODULES_PACKAGE.exec(callerFrame)?.[1]?.replace('\\', '/');
-}
-
-const MAX_DEPTH = 8;
-
-/**
- * A copy of `value` in which every byte array (Buffer, typed array, ArrayBuffer) is replaced by
- * its length: session records hold their keys as buffers. Cycles and very deep values are cut.
- */
-export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
-  if (value instanceof Uint8Array || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
-    return `[${value.byteLength} bytes]`;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return value;
-  if (seen.has(value)) return '[Circular]';
-  if (depth >= MAX_DEPTH) return '[…]';
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1, seen));
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) copy[key] = redact(item, depth + 1, seen);
-  return copy;
 }
