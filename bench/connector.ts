@@ -106,7 +106,9 @@ async function main() {
     WA_ROOT_PUBLIC_KEY: sandbox.descriptor.rootPublicKey,
     WA_MEDIA_CA_FILE: sandbox.descriptor.mediaCaFile,
   };
-  const config = loadConfig({ ...emulators.env, ...sandboxEnv, LOG_LEVEL: 'silent' });
+  // The receiver below listens on 127.0.0.1.
+  const localReceiver = { WEBHOOK_ALLOW_PRIVATE: 'true' };
+  const config = loadConfig({ ...emulators.env, ...sandboxEnv, ...localReceiver, LOG_LEVEL: 'silent' });
   const clients = createClients(config);
   await ensureResources(config, clients, silent);
   const table = tableOf(config, clients);
@@ -135,7 +137,7 @@ async function main() {
   const profile = process.env.BENCH_CPU_PROF;
   const spawnOne = () =>
     spawnConnector(
-      { ...emulators.env, ...sandboxEnv, TABLE_NAME: config.TABLE_NAME, LOG_LEVEL: 'info' },
+      { ...emulators.env, ...sandboxEnv, ...localReceiver, TABLE_NAME: config.TABLE_NAME, LOG_LEVEL: 'info' },
       profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
     );
   let child = spawnOne();

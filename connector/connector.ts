@@ -4,6 +4,7 @@ import { logger as rootLogger, type Logger } from '../core/logger.js';
 import { mediaStoreOf } from '../core/media-store.js';
 import { createQueues } from '../core/queues.js';
 import { tableOf } from '../core/store/table.js';
+import { installConsoleCapture } from './console-capture.js';
 import { createInboundPipeline } from './inbound/pipeline.js';
 import { startCommandConsumer } from './commands/consumer.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
@@ -19,7 +20,10 @@ export interface ConnectorDeps {
   config: Config;
   clients: AwsClients;
   logger?: Logger;
-  /** Where terminal QR drawings go; defaults to stdout. */
+  /**
+   * Where terminal QR drawings go; defaults to stdout when it is a terminal, else stderr, so
+   * that stdout carries only JSON log lines (the QR is in its structured line there too).
+   */
   printTerminalQr?: (text: string) => void;
   /** Lease timings (tests shorten them). */
   ownership?: Partial<OwnershipTiming>;
@@ -49,6 +53,8 @@ export interface Connector {
 export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const { config, clients } = deps;
   const logger = deps.logger ?? rootLogger;
+  // Before any socket exists: libsignal prints session keys to the console otherwise.
+  installConsoleCapture(logger);
   const table = tableOf(config, clients);
   const mediaStore = mediaStoreOf(config, clients);
   const queues = createQueues(config, clients, logger);
@@ -61,7 +67,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ownership,
     inbound,
     logger,
-    printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.write(text)),
+    printTerminalQr: deps.printTerminalQr ?? ((text) => (process.stdout.isTTY ? process.stdout : process.stderr).write(text)),
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 

@@ -69,6 +69,16 @@ export const configSchema = z.object({
     .transform((v) => v === 'true')
     .describe('`true`: also post messages the account sent itself'),
 
+  /**
+   * Webhooks may target loopback and private addresses (127/8, 10/8, 172.16/12, 192.168/16,
+   * 100.64/10, ::1, fc00::/7): for receivers on the same machine or network. Default false.
+   * Metadata, link-local, unspecified, multicast and broadcast addresses are refused always.
+   */
+  WEBHOOK_ALLOW_PRIVATE: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
+    .transform((v) => v === 'true')
+    .describe('`true`: webhooks may target loopback and private addresses (`npm start` sets it unless given; AWS: false)'),
+
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
   WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),

@@ -18,7 +18,10 @@ export class AlreadyExistsError extends DomainError {
   override name = 'AlreadyExistsError';
 }
 
-/** The request contradicts an earlier one (e.g. an Idempotency-Key reused with a different request). */
+/**
+ * 409: the request contradicts what is already there (an Idempotency-Key reused with a different
+ * request, a `collectionName` another account holds).
+ */
 export class ConflictError extends DomainError {
   override name = 'ConflictError';
 }

@@ -84,6 +84,14 @@ export const authSignalKey = (collectionName: string, type: string, keyId: strin
   sk: `KEY#${type}#${keyId}`,
 });
 
+/**
+ * Which account holds a `collectionName` (and so the auth state under it): one claim item per
+ * name, so that two accounts can never share a WhatsApp session.
+ */
+export const collectionClaimKey = (collectionName: string): Key => ({ pk: `CLAIM#${collectionName}`, sk: 'CLAIM' });
+/** Written once every account made before claims existed has been given its claim. */
+export const CLAIMS_BACKFILLED_KEY: Key = { pk: 'CLAIMS', sk: 'BACKFILLED' };
+
 export const WEBHOOKS_PARTITION = 'WEBHOOKS';
 export const webhookKey = (url: string): Key => ({ pk: WEBHOOKS_PARTITION, sk: `URL#${url}` });
 

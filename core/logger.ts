@@ -1,15 +1,19 @@
 import { pino, type Logger } from 'pino';
+import { redactFields } from './redact.js';
 
 export type { Logger };
 
 /**
  * The root logger: one JSON line per event on stdout. Standard keys across the codebase are
- * `accountId`, `messageId` and `requestId`; message contents and keys stay at debug or below.
+ * `accountId`, `messageId` and `requestId`; message contents stay at debug or below. Byte
+ * arrays in logged fields are written as their length only, at every level: Baileys and
+ * libsignal keep keys in buffers, and a logged object holding one must not print it.
  */
 export const logger: Logger = pino({
   level: process.env.LOG_LEVEL ?? 'info',
   base: { service: 'wa-gateway' },
   timestamp: pino.stdTimeFunctions.isoTime,
+  formatters: { log: redactFields },
 });
 
 export function createLogger(bindings: Record<string, unknown>, parent: Logger = logger): Logger {

@@ -5,6 +5,7 @@ import { newCommandId } from '../core/ids.js';
 import type { Account } from '../core/schemas/account.js';
 import { deleteAccountData } from '../core/store/account-deletion.js';
 import { createAccount, deleteAccountRecord, getAccount, listAccounts } from '../core/store/accounts.js';
+import { releaseCollection } from '../core/store/collection-claims.js';
 import { newRouter } from './router.js';
 import type { AppEnv, Services } from './services.js';
 import { accountIdParam, errorBodySchema } from './validation.js';
@@ -55,6 +56,7 @@ const create = createRoute({
   responses: {
     201: json(z.object({ ok: z.literal(true), account: createdView }), 'Created'),
     400: error('id missing or invalid, or already in use'),
+    409: error('collectionName already in use (another account holds that session)'),
   },
 });
 
@@ -108,6 +110,7 @@ export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
       } catch (cause) {
         // Without its connect command the account would sit in `connecting` forever.
         await deleteAccountRecord(table, account._id);
+        await releaseCollection(table, collectionName, account._id);
         throw cause;
       }
       c.get('log').info({ accountId: account._id }, 'account created');

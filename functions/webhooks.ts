@@ -1,4 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { ValidationError } from '../core/errors.js';
+import { FORBIDDEN_TARGET_MESSAGE as FORBIDDEN_TARGET, checkWebhookTarget } from '../core/net/webhook-target.js';
 import { isHttpUrl } from '../core/schemas/webhook.js';
 import { registerWebhook } from '../core/store/webhooks.js';
 import { newRouter } from './router.js';
@@ -25,13 +27,21 @@ const register = createRoute({
   responses: {
     201: { description: 'A new URL', content: { 'application/json': { schema: registered } } },
     200: { description: 'Already registered', content: { 'application/json': { schema: registered } } },
-    400: { description: INVALID_URL, content: { 'application/json': { schema: errorBodySchema } } },
+    400: {
+      description: `${INVALID_URL}; or ${FORBIDDEN_TARGET} (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true)`,
+      content: { 'application/json': { schema: errorBodySchema } },
+    },
   },
 });
 
 export function webhookRoutes(services: Services): OpenAPIHono<AppEnv> {
   return newRouter().openapi(register, async (c) => {
     const { url } = c.req.valid('json');
+    const target = await checkWebhookTarget(url, { allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE });
+    if (!target.allowed) {
+      c.get('log').info({ reason: target.reason }, 'webhook registration refused');
+      throw new ValidationError(FORBIDDEN_TARGET);
+    }
     const { created } = await registerWebhook(services.table, url);
     return created
       ? c.json({ ok: true as const, url, created }, 201)

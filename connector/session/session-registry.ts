@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/logger.js';
-import { findAccount, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
+import { findAccount, holdsItsCollection, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
@@ -87,6 +87,13 @@ export class SessionRegistry {
       if (this.sessions.has(accountId)) return 'already_running';
       const account = await findAccount(this.deps.table, accountId, true);
       if (!account) return 'account_not_found';
+      if (!(await holdsItsCollection(this.deps.table, account))) {
+        // Another account's WhatsApp session: connecting would take it over. `not_started`
+        // keeps the resume scan from trying again.
+        this.deps.logger.warn({ accountId }, 'collectionName held by another account; session not started');
+        await updateAccountStatus(this.deps.table, accountId, { status: 'not_started' }).catch(() => undefined);
+        return 'account_not_found';
+      }
       if (!(await this.deps.ownership.acquire(accountId))) return 'owned_elsewhere';
       this.lastRenewed.set(accountId, Date.now());
       const session = new AccountSession({

@@ -94,9 +94,16 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     // Exactly the fields of docs/webhooks.md, whatever else a future event might carry.
     const payload = webhookPayloadSchema.parse(event.payload);
     const outcomes = await Promise.all(
-      pending.map(async (url) => ({ url, outcome: await postWebhook(url, payload, { eventId: event.eventId, attempt }, config.WEBHOOK_TIMEOUT_MS) })),
+      pending.map(async (url) => ({
+        url,
+        outcome: await postWebhook(url, payload, { eventId: event.eventId, attempt }, config.WEBHOOK_TIMEOUT_MS, {
+          allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+        }),
+      })),
     );
-    const failures = outcomes.flatMap((o) => (o.outcome.ok ? [] : [{ url: o.url, reason: o.outcome.reason }]));
+    const failures = outcomes.flatMap((o) =>
+      o.outcome.ok ? [] : [{ url: o.url, reason: o.outcome.reason, permanent: o.outcome.permanent === true }],
+    );
     if (failures.length === 0) {
       await queues.ackWebhookEvent(received.receiptHandle);
       eventLog.debug({ urls: outcomes.length }, 'webhook event delivered');
@@ -105,7 +112,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     // Remembered only when a retry will follow: then the URLs served now are skipped.
     await recordDeliveredUrls(table, event.eventId, outcomes.filter((o) => o.outcome.ok).map((o) => o.url));
     const summary = failures.map((f) => `${urlForLogs(f.url)}: ${f.reason}`).join('; ');
-    if (attempt >= maxAttempts) {
+    // A target refused by the address policy stays refused: no point in waiting for retries.
+    if (attempt >= maxAttempts || failures.every((f) => f.permanent)) {
       await sendToDeadLetter(deps.clients.sqs, await deadLetterTarget(), event, {
         attempts: attempt,
         failedUrls: failures.map((f) => f.url),

@@ -1,22 +1,54 @@
+import { Agent, fetch } from 'undici';
+import type { TargetPolicy } from '../../core/net/address-policy.js';
+import { FORBIDDEN_TARGET_MESSAGE, ForbiddenTargetError, checkTargetUrl, guardedLookup } from '../../core/net/webhook-target.js';
 import type { WebhookPayload } from '../../core/schemas/webhook-event.js';
 
 export const WEBHOOK_USER_AGENT = 'wa-gateway-webhooks/1.0';
 
-export type PostOutcome = { ok: true; status: number } | { ok: false; reason: string };
+/** `permanent`: retrying cannot help (the target is refused by policy): dead-letter at once. */
+export type PostOutcome = { ok: true; status: number } | { ok: false; reason: string; permanent?: true };
+
+/**
+ * One connection pool per policy, whose sockets connect only to addresses the policy allows:
+ * the name is resolved and checked in the socket's own lookup (webhook-target.ts).
+ */
+const agents = new Map<boolean, Agent>();
+function agentFor(policy: TargetPolicy): Agent {
+  let agent = agents.get(policy.allowPrivate);
+  if (!agent) {
+    agent = new Agent({ connect: { lookup: guardedLookup(policy) } });
+    agents.set(policy.allowPrivate, agent);
+  }
+  return agent;
+}
+
+const forbidden = (detail: string): PostOutcome => ({ ok: false, reason: `${FORBIDDEN_TARGET_MESSAGE} (${detail})`, permanent: true });
 
 /**
  * POSTs one event to one URL. Success is a 2xx answer within `timeoutMs`; anything else
- * (network error, timeout, redirect, 4xx, 5xx) is a failure the caller retries. Redirects are
- * not followed: a POST turned into a GET would lose the body.
+ * (network error, timeout, redirect, 4xx, 5xx) is a failure the caller retries, except a
+ * target the address policy refuses (checked on the URL, then on every address the host
+ * resolves to, at connect time): that fails permanently with no request made. Redirects are
+ * not followed: a POST turned into a GET would lose the body, and the new target is unchecked.
  */
 export async function postWebhook(
   url: string,
   body: WebhookPayload,
   headers: { eventId: string; attempt: number },
   timeoutMs: number,
+  policy: TargetPolicy = { allowPrivate: false },
 ): Promise<PostOutcome> {
+  let parsed: URL;
   try {
-    const response = await fetch(url, {
+    parsed = new URL(url);
+  } catch {
+    return { ok: false, reason: 'invalid URL', permanent: true };
+  }
+  const verdict = checkTargetUrl(parsed, policy);
+  if (!verdict.allowed) return forbidden(verdict.reason);
+  try {
+    const response = await fetch(parsed, {
+      dispatcher: agentFor(policy),
       method: 'POST',
       headers: {
         'Content-Type': 'application/json',
@@ -37,6 +69,7 @@ export async function postWebhook(
       return { ok: false, reason: `timeout after ${timeoutMs} ms` };
     }
     const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+    if (cause instanceof ForbiddenTargetError) return forbidden(cause.message);
     const code = (cause as { code?: unknown } | undefined)?.code;
     return { ok: false, reason: typeof code === 'string' ? code : cause instanceof Error ? cause.message : 'network error' };
   }

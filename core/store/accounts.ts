@@ -1,7 +1,8 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AlreadyExistsError, NotFoundError, isConditionalCheckFailed } from '../errors.js';
+import { AlreadyExistsError, ConflictError, NotFoundError, isConditionalCheckFailed } from '../errors.js';
 import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
 import { accountSchema, type Account, type AccountStatusChange } from '../schemas/account.js';
+import { backfillCollectionClaims, claimCollection, collectionHolder } from './collection-claims.js';
 import { ALL, queryGsi1 } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
 
@@ -18,8 +19,13 @@ export interface NewAccount {
  */
 const parseAccount = (item: Record<string, unknown>) => accountSchema.parse(item);
 
-/** Stores a new account; AlreadyExistsError(`Account already exists`) when the id is taken. */
+/**
+ * Stores a new account holding its `collectionName` (see collection-claims.ts):
+ * AlreadyExistsError(`Account already exists`) when the id is taken, ConflictError(`collectionName
+ * already in use`) when another account holds the collection.
+ */
 export async function createAccount(table: Table, input: NewAccount, now = new Date()): Promise<Account> {
+  await ensureCollectionClaims(table);
   const createdAt = now.toISOString();
   const account: Account = {
     _id: input.id,
@@ -43,7 +49,27 @@ export async function createAccount(table: Table, input: NewAccount, now = new D
     if (isConditionalCheckFailed(error)) throw new AlreadyExistsError('Account already exists', { cause: error });
     throw error;
   }
+  if (!(await claimCollection(table, input.collectionName, input.id, now.getTime()))) {
+    await deleteAccountRecord(table, input.id);
+    throw new ConflictError('collectionName already in use');
+  }
   return account;
+}
+
+/**
+ * True when the account may connect with its `collectionName`: it holds the claim, or the name
+ * is free and it claims it now. False when another account holds it.
+ */
+export async function holdsItsCollection(table: Table, account: Pick<Account, '_id' | 'collectionName'>): Promise<boolean> {
+  await ensureCollectionClaims(table);
+  const holder = await collectionHolder(table, account.collectionName);
+  if (holder !== undefined) return holder === account._id;
+  return claimCollection(table, account.collectionName, account._id);
+}
+
+/** Gives accounts created before collection claims existed their claim (once per table). */
+export async function ensureCollectionClaims(table: Table): Promise<void> {
+  await backfillCollectionClaims(table, () => listAccounts(table));
 }
 
 export async function findAccount(table: Table, accountId: string, consistent = false): Promise<Account | undefined> {

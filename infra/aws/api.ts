@@ -23,7 +23,7 @@ export interface GatewayApiProps {
   readonly handler: string;
   readonly resources: GatewayResources;
   readonly vpc: ec2.IVpc;
-  readonly settings: Pick<GatewaySettings, 'apiAccess' | 'privateApiCidr' | 'logLevel'>;
+  readonly settings: Pick<GatewaySettings, 'apiAccess' | 'privateApiCidr' | 'logLevel' | 'webhookAllowPrivate'>;
 }
 
 /**
@@ -59,7 +59,7 @@ export class GatewayApi extends Construct {
       memorySize: 512,
       // A send waits for the connector up to SEND_TIMEOUT_MS (20 s); API Gateway stops at 30 s.
       timeout: Duration.seconds(29),
-      environment: runtimeEnvironment(props.resources, props.settings.logLevel),
+      environment: runtimeEnvironment(props.resources, props.settings),
       logGroup,
     });
     grantApiPermissions(this.function, props.resources);

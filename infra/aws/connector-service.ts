@@ -15,7 +15,7 @@ export interface ConnectorServiceProps {
   readonly vpc: ec2.IVpc;
   readonly settings: Pick<
     GatewaySettings,
-    'connectorArchitecture' | 'connectorDesiredCount' | 'connectorCpu' | 'connectorMemoryMiB' | 'logLevel'
+    'connectorArchitecture' | 'connectorDesiredCount' | 'connectorCpu' | 'connectorMemoryMiB' | 'logLevel' | 'webhookAllowPrivate'
   >;
 }
 
@@ -56,7 +56,7 @@ export class ConnectorService extends Construct {
         platform: arm ? Platform.LINUX_ARM64 : Platform.LINUX_AMD64,
       }),
       environment: {
-        ...runtimeEnvironment(props.resources, settings.logLevel),
+        ...runtimeEnvironment(props.resources, settings),
         AWS_REGION: Stack.of(this).region,
       },
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'connector', logGroup: this.logGroup }),

@@ -2,6 +2,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Config } from '../../core/config.js';
+import type { GatewaySettings } from './settings.js';
 
 export interface GatewayResources {
   readonly table: dynamodb.ITable;
@@ -23,14 +24,20 @@ type DeployedVariables = Pick<
   | 'WEBHOOK_QUEUE_URL'
   | 'CREATE_RESOURCES'
   | 'LOG_LEVEL'
+  | 'WEBHOOK_ALLOW_PRIVATE'
 > &
   Partial<Pick<ConfigVariables, 'WEBHOOK_DLQ_NAME'>>;
 
 /**
  * The environment both the function and the connector run with. Queue URLs are passed so
  * nothing resolves names at start; resources are never created on AWS (CloudFormation owns them).
+ * WEBHOOK_ALLOW_PRIVATE is always written, `false` unless the deployment opts in: inside a VPC
+ * a private address is another tenant's service as often as a receiver.
  */
-export function runtimeEnvironment(resources: GatewayResources, logLevel: string): DeployedVariables {
+export function runtimeEnvironment(
+  resources: GatewayResources,
+  settings: Pick<GatewaySettings, 'logLevel' | 'webhookAllowPrivate'>,
+): DeployedVariables {
   return {
     TABLE_NAME: resources.table.tableName,
     MEDIA_BUCKET: resources.bucket.bucketName,
@@ -40,6 +47,7 @@ export function runtimeEnvironment(resources: GatewayResources, logLevel: string
     WEBHOOK_QUEUE_URL: resources.webhookQueue.queueUrl,
     ...(resources.webhookDeadLetterQueue ? { WEBHOOK_DLQ_NAME: resources.webhookDeadLetterQueue.queueName } : {}),
     CREATE_RESOURCES: 'false',
-    LOG_LEVEL: logLevel,
+    LOG_LEVEL: settings.logLevel,
+    WEBHOOK_ALLOW_PRIVATE: String(settings.webhookAllowPrivate),
   };
 }

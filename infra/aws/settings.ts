@@ -38,6 +38,11 @@ export const gatewaySettingsSchema = z.object({
   connectorMemoryMiB: z.coerce.number().int().min(512).max(30720).default(1024),
 
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  /**
+   * Let webhooks target private addresses (receivers inside the VPC or a peered network).
+   * Default false; metadata and link-local addresses stay refused either way.
+   */
+  webhookAllowPrivate: booleanFlag(false),
   /** Receives the dead-letter alarms by e-mail (an SNS subscription to confirm once). */
   alarmEmail: optionalText.pipe(z.email().optional()),
   /** Keep the table and bucket when the stack is deleted (default) or delete them with it. */

@@ -19,7 +19,16 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-export async function startLocalStack(env: NodeJS.ProcessEnv = process.env): Promise<LocalStack> {
+/**
+ * A local stack's webhook receivers usually run on the same machine, so private and loopback
+ * targets are allowed unless WEBHOOK_ALLOW_PRIVATE says otherwise.
+ */
+export function localDefaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE || 'true' };
+}
+
+export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env): Promise<LocalStack> {
+  const env = localDefaults(givenEnv);
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
   const stopAll = async () => {
     for (const { name, stop } of stops.reverse()) {

@@ -7,6 +7,7 @@ import { findMessage } from '../../core/store/messages.js';
 import { startGateway, type Gateway } from '../e2e/support/gateway.js';
 import { connectByCommand, sendTextByCommand } from '../e2e/support/commands.js';
 import { waitFor } from '../e2e/support/wait.js';
+import { putLegacyAccount } from '../support/legacy-account.js';
 
 /**
  * The connector driven through its command queue only (no HTTP API): sessions against the
@@ -41,6 +42,19 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
     });
     expect(JSON.parse(aliceLid)).toMatch(/^\d+$/);
     expect(gw.logs.lines.some((l) => String(l.msg ?? '').includes('DISABLING ALL SYNC'))).toBe(false);
+  });
+
+  it("an account naming another's collection (made before claims existed) is not connected with that session", async () => {
+    const intruder = 'cmdintruder';
+    await putLegacyAccount(gw.table, { id: intruder, collectionName: `auth_${alice.id}`, status: 'connecting' });
+    const from = gw.logs.lines.length;
+    await gw.queues.sendCommand({ type: 'connect', accountId: intruder, commandId: newCommandId(), payload: {} });
+    await gw.waitForStatus(intruder, 'not_started');
+    expect(gw.logs.linesSince(from, (l) => l.accountId === intruder && l.level === 40).map((l) => l.msg)).toEqual([
+      'collectionName held by another account; session not started',
+    ]);
+    expect(gw.connector.registry.accountIds()).not.toContain(intruder);
+    expect(await findAccount(gw.table, alice.id, true)).toMatchObject({ status: 'connected' });
   });
 
   it('send_text: sent with our message id, stored as fromMe, received by the other account', async () => {

@@ -224,6 +224,77 @@ describe('DELETE /accounts/:id', () => {
   });
 });
 
+describe('collectionName belongs to one account', () => {
+  const table = () => tableOf(stack.config, stack.clients);
+
+  it("another account's default collection: 409 collectionName already in use, and its session is untouched", async () => {
+    const owner = newId();
+    const intruder = newId();
+    expect((await api.call('POST', '/accounts', { id: owner })).status).toBe(201);
+    await writeCreds(table(), `auth_${owner}`, '{"me":"owner"}');
+
+    expect(await api.call('POST', '/accounts', { id: intruder, collectionName: `auth_${owner}` })).toEqual(
+      expect.objectContaining({ status: 409, body: { ok: false, error: 'collectionName already in use' } }),
+    );
+    expect((await api.call('GET', `/accounts/${intruder}`)).status).toBe(404);
+    expect((await api.call('DELETE', `/accounts/${intruder}`)).status).toBe(404);
+    expect(await readCreds(table(), `auth_${owner}`)).toBe('{"me":"owner"}');
+    expect(connector.commands.some((c) => c.accountId === intruder)).toBe(false);
+  });
+
+  it('a default name someone else holds: creating the account it would default to is refused', async () => {
+    const later = newId();
+    const holder = newId();
+    expect((await api.call('POST', '/accounts', { id: holder, collectionName: `auth_${later}` })).status).toBe(201);
+    expect(await api.call('POST', '/accounts', { id: later })).toMatchObject({
+      status: 409,
+      body: { ok: false, error: 'collectionName already in use' },
+    });
+    expect((await api.call('POST', '/accounts', { id: later, collectionName: `own_${later}` })).status).toBe(201);
+  });
+
+  it('a custom name is held by its account until the account is deleted, then free again', async () => {
+    const collectionName = `shared_${newId()}`;
+    const first = newId();
+    const second = newId();
+    expect((await api.call('POST', '/accounts', { id: first, collectionName })).status).toBe(201);
+    expect((await api.call('POST', '/accounts', { id: second, collectionName })).status).toBe(409);
+    expect((await api.call('DELETE', `/accounts/${first}`)).status).toBe(200);
+    expect((await api.call('POST', '/accounts', { id: second, collectionName })).status).toBe(201);
+  });
+
+  it('deleting an account removes only its own session', async () => {
+    const owner = newId();
+    const other = newId();
+    await api.call('POST', '/accounts', { id: owner });
+    await api.call('POST', '/accounts', { id: other });
+    await writeCreds(table(), `auth_${owner}`, '{"me":"owner"}');
+    await writeCreds(table(), `auth_${other}`, '{"me":"other"}');
+    expect((await api.call('DELETE', `/accounts/${other}`)).status).toBe(200);
+    expect(await readCreds(table(), `auth_${other}`)).toBeUndefined();
+    expect(await readCreds(table(), `auth_${owner}`)).toBe('{"me":"owner"}');
+  });
+
+  it('concurrent creates naming one collection: exactly one wins, the others get 409 and leave no account', async () => {
+    const collectionName = `race_${newId()}`;
+    const ids = Array.from({ length: 6 }, () => newId());
+    const results = await Promise.all(ids.map((id) => api.call('POST', '/accounts', { id, collectionName })));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
+    const winner = ids[results.findIndex((r) => r.status === 201)];
+    const { body } = await api.call('GET', '/accounts');
+    const holders = (body.accounts as { _id: string; collectionName: string }[]).filter((a) => a.collectionName === collectionName);
+    expect(holders.map((a) => a._id)).toEqual([winner]);
+  });
+
+  it('the same id twice at once: one 201, one 400 Account already exists, and the winner keeps its collection', async () => {
+    const id = newId();
+    const results = await Promise.all([api.call('POST', '/accounts', { id }), api.call('POST', '/accounts', { id })]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect((await api.call('POST', '/accounts', { id: newId(), collectionName: `auth_${id}` })).status).toBe(409);
+  });
+});
+
 describe('POST /webhooks', () => {
   it('new URL: 201 created true; same URL again: 200 created false', async () => {
     const url = `https://hooks.example.com/${newId()}`;

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 export interface TestStack {
   config: Config;
   clients: AwsClients;
-  /** The emulators' env (endpoints, region, dummy credentials), for child processes. */
+  /** The emulators' env (endpoints, region, dummy credentials) and WEBHOOK_ALLOW_PRIVATE, for child processes. */
   env: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -27,7 +27,8 @@ export async function startTestStack(
   const emulators = options.separateProcess
     ? await startChildEmulators()
     : await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...emulators.env, ...options.overrides });
+  // Test receivers listen on 127.0.0.1, so private webhook targets are allowed unless overridden.
+  const config = loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE: 'true', ...emulators.env, ...options.overrides });
   const clients = createClients(config);
   try {
     await ensureResources(config, clients, pino({ level: 'silent' }));
@@ -39,7 +40,7 @@ export async function startTestStack(
   return {
     config,
     clients,
-    env: emulators.env,
+    env: { ...emulators.env, WEBHOOK_ALLOW_PRIVATE: String(config.WEBHOOK_ALLOW_PRIVATE) },
     async stop() {
       destroyClients(clients);
       await emulators.stop();

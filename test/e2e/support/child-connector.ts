@@ -11,6 +11,8 @@ export interface ChildConnector {
   process: ChildProcess;
   pid: number;
   lines: LogLine[];
+  /** Every stdout line as printed (for checks of the output itself). */
+  stdout: string[];
   waitForLine(what: string, match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   /** SIGKILL: the connector dies without releasing anything, as on a crash. */
   kill(): Promise<void>;
@@ -29,12 +31,14 @@ export function spawnConnector(env: Record<string, string>, nodeFlags: string[] 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
+  const stdout: string[] = [];
   let partial = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     partial += chunk.toString('utf8');
     const parts = partial.split('\n');
     partial = parts.pop() ?? '';
     for (const text of parts) {
+      stdout.push(text);
       if (!text.trim()) continue;
       if (process.env.E2E_LOG === '1') process.stderr.write(`[child] ${text}\n`);
       try {
@@ -52,6 +56,7 @@ export function spawnConnector(env: Record<string, string>, nodeFlags: string[] 
     process: child,
     pid: child.pid ?? -1,
     lines,
+    stdout,
     waitForLine: (what, match, timeoutMs = 60_000) =>
       waitFor(what, () => lines.find(match), { timeoutMs, intervalMs: 100 }),
     async kill() {

@@ -176,6 +176,7 @@ describe('api', () => {
           WEBHOOK_QUEUE_NAME: Match.anyValue(),
           CREATE_RESOURCES: 'false',
           LOG_LEVEL: 'info',
+          WEBHOOK_ALLOW_PRIVATE: 'false',
         },
       },
     });
@@ -236,6 +237,7 @@ describe('connector service', () => {
             { Name: 'COMMAND_QUEUE_URL', Value: { Ref: logicalIdOf(gateway.stack.resources.commandQueue) } },
             { Name: 'WEBHOOK_QUEUE_URL', Value: { Ref: logicalIdOf(gateway.stack.resources.webhookQueue) } },
             { Name: 'CREATE_RESOURCES', Value: 'false' },
+            { Name: 'WEBHOOK_ALLOW_PRIVATE', Value: 'false' },
           ]),
         }),
       ],
@@ -250,6 +252,18 @@ describe('connector service', () => {
       NetworkConfiguration: { AwsvpcConfiguration: Match.objectLike({ AssignPublicIp: 'ENABLED' }) },
     });
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('webhookAllowPrivate=true lets the function and the connector deliver to private addresses', () => {
+    const { template: opened } = synthGateway({ webhookAllowPrivate: 'true' }, directories);
+    opened.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ WEBHOOK_ALLOW_PRIVATE: 'true' }) },
+    });
+    opened.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [
+        Match.objectLike({ Environment: Match.arrayWith([{ Name: 'WEBHOOK_ALLOW_PRIVATE', Value: 'true' }]) }),
+      ],
+    });
   });
 
   it('security group: no inbound rule, all outbound (WhatsApp and AWS)', () => {

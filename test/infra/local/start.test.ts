@@ -9,6 +9,7 @@ import { createClients, destroyClients } from '../../../core/aws.js';
 import { loadConfig } from '../../../core/config.js';
 import { putMessage } from '../../../core/store/messages.js';
 import { tableOf } from '../../../core/store/table.js';
+import { localDefaults } from '../../../infra/local/start.js';
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
@@ -118,5 +119,14 @@ describe('npm start (infra/local/start.ts)', () => {
     };
     expect(messages.messages).toEqual([expect.objectContaining({ messageId: 'KEPT1', text: 'still here' })]);
     await stopWithCtrlC(second);
+  });
+});
+
+describe('npm start defaults', () => {
+  it('allows private webhook targets (receivers on this machine) unless WEBHOOK_ALLOW_PRIVATE is set', () => {
+    expect(loadConfig(localDefaults({})).WEBHOOK_ALLOW_PRIVATE).toBe(true);
+    expect(loadConfig(localDefaults({ WEBHOOK_ALLOW_PRIVATE: '' })).WEBHOOK_ALLOW_PRIVATE).toBe(true);
+    expect(loadConfig(localDefaults({ WEBHOOK_ALLOW_PRIVATE: 'false' })).WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(loadConfig({}).WEBHOOK_ALLOW_PRIVATE).toBe(false);
   });
 });

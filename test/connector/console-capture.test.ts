@@ -1,0 +1,115 @@
+import { Writable } from 'node:stream';
+import { ProtocolAddress, SessionBuilder, SessionRecord, type SignalStorage } from 'libsignal';
+// The package's index typings leave its curve module out; the module ships its own.
+import * as curve from 'libsignal/src/curve.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installConsoleCapture } from '../../connector/console-capture.js';
+
+/**
+ * libsignal prints whole session records (private, root and chain keys) to the console. Once
+ * the capture is installed, those calls become debug lines of our logger with every buffer
+ * replaced by its length, and our own console calls are untouched.
+ */
+type Line = Record<string, unknown> & { msg?: string; level?: number };
+
+function memoryLogger(level: pino.LevelWithSilent) {
+  const lines: Line[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const text of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(text) as Line);
+      done();
+    },
+  });
+  return { logger: pino({ level }, sink), lines };
+}
+
+/** What reached the real console (the methods in place before the capture was installed). */
+const reachedConsole: { method: string; args: unknown[] }[] = [];
+const originals = { info: console.info, warn: console.warn, log: console.log };
+
+beforeAll(() => {
+  for (const method of ['info', 'warn', 'log'] as const) {
+    console[method] = (...args: unknown[]) => void reachedConsole.push({ method, args });
+  }
+});
+afterAll(() => {
+  Object.assign(console, originals);
+});
+
+/**
+ * A real libsignal session set up twice towards the same device: the second setup closes the
+ * first session, and libsignal prints `Closing session:` with the session record.
+ */
+async function makeLibsignalCloseASession(): Promise<{ privKeys: Buffer[] }> {
+  const ours = curve.generateKeyPair();
+  const theirIdentity = curve.generateKeyPair();
+  const theirSignedPreKey = curve.generateKeyPair();
+  const theirPreKey = curve.generateKeyPair();
+  const sessions = new Map<string, SessionRecord>();
+  const storage: SignalStorage = {
+    loadSession: async (id) => sessions.get(id),
+    storeSession: async (id, record) => void sessions.set(id, record),
+    isTrustedIdentity: () => true,
+    loadPreKey: async () => undefined,
+    removePreKey: () => undefined,
+    loadSignedPreKey: () => ({ privKey: Buffer.from(ours.privKey), pubKey: Buffer.from(ours.pubKey) }),
+    getOurRegistrationId: () => 1,
+    getOurIdentity: () => ({ privKey: Buffer.from(ours.privKey), pubKey: Buffer.from(ours.pubKey) }),
+  };
+  const device = {
+    registrationId: 2,
+    identityKey: theirIdentity.pubKey,
+    signedPreKey: {
+      keyId: 1,
+      publicKey: theirSignedPreKey.pubKey,
+      signature: curve.calculateSignature(theirIdentity.privKey, theirSignedPreKey.pubKey),
+    },
+    preKey: { keyId: 1, publicKey: theirPreKey.pubKey },
+  };
+  const builder = new SessionBuilder(storage, new ProtocolAddress('15550009999', 1));
+  await builder.initOutgoing(device);
+  await builder.initOutgoing(device);
+  return { privKeys: [ours.privKey, theirIdentity.privKey].map((k) => Buffer.from(k)) };
+}
+
+describe('console capture', () => {
+  it("libsignal's session dump becomes one debug line with no key bytes; nothing reaches the console", async () => {
+    const { logger, lines } = memoryLogger('debug');
+    installConsoleCapture(logger);
+    reachedConsole.length = 0;
+    await makeLibsignalCloseASession();
+
+    const closing = lines.filter((l) => String(l.msg).startsWith('Closing session:'));
+    expect(closing).toHaveLength(1);
+    expect(closing[0]).toMatchObject({ level: 20, source: 'libsignal', console: 'info' });
+    const text = JSON.stringify(lines);
+    expect(text).toMatch(/privKey: '\[32 bytes\]'/);
+    expect(text).toMatch(/rootKey: '\[32 bytes\]'/);
+    expect(text).not.toMatch(/<Buffer|\b[0-9a-f]{2}( [0-9a-f]{2}){7}/);
+    expect(reachedConsole).toEqual([]);
+  });
+
+  it('at info, the dump is dropped altogether', async () => {
+    const { logger, lines } = memoryLogger('info');
+    installConsoleCapture(logger);
+    reachedConsole.length = 0;
+    await makeLibsignalCloseASession();
+    expect(lines).toEqual([]);
+    expect(reachedConsole).toEqual([]);
+  });
+
+  it('console calls from our own code go to the console unchanged', () => {
+    const { logger, lines } = memoryLogger('debug');
+    installConsoleCapture(logger);
+    reachedConsole.length = 0;
+    const ours = { note: 'kept' };
+    console.info('ours', ours);
+    console.warn('careful');
+    expect(reachedConsole).toEqual([
+      { method: 'info', args: ['ours', ours] },
+      { method: 'warn', args: ['careful'] },
+    ]);
+    expect(lines).toEqual([]);
+  });
+});
