@@ -6,6 +6,7 @@ import { loadConfig } from '../core/config.js';
 import { logger as rootLogger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createApp } from './app.js';
+import { warnWhenOpen } from './auth.js';
 import type { AppDeps } from './services.js';
 
 export interface ApiServer {
@@ -25,6 +26,7 @@ export async function startApiServer(
     s.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  warnWhenOpen(deps.logger ?? rootLogger, deps.config.API_KEY, deps.host);
   return {
     url: `http://${deps.host}:${port}`,
     port,
