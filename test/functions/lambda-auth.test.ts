@@ -1,23 +1,36 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { startFakeSecretsExtension, type FakeSecretsExtension } from '../support/fake-secrets-extension.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
 
-/** Access keys through the Lambda handler (functions/lambda.ts), configured from the environment as on AWS. */
+/**
+ * Access keys through the Lambda handler (functions/lambda.ts), configured as the CDK stack
+ * configures it: API_KEY_SECRET_ARN names a secret read through the secrets extension.
+ */
 type Handler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 const ADMIN_OLD = 'lambda-admin-old-0123456789';
 const ADMIN_NEW = 'lambda-admin-new-9876543210';
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:wa-gateway-api-key-AbCdEf';
 
 let stack: TestStack;
+let extension: FakeSecretsExtension;
 let handler: Handler;
 
 beforeAll(async () => {
   stack = await startTestStack();
+  extension = await startFakeSecretsExtension({ [SECRET_ARN]: `${ADMIN_OLD},${ADMIN_NEW}` }, 'session-token');
   // This file runs in its own worker process: the environment set here touches nothing else.
-  Object.assign(process.env, stack.env, { LOG_LEVEL: 'silent', API_KEY: `${ADMIN_OLD},${ADMIN_NEW}` });
+  Object.assign(process.env, stack.env, {
+    LOG_LEVEL: 'silent',
+    API_KEY_SECRET_ARN: SECRET_ARN,
+    PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(extension.port),
+    AWS_SESSION_TOKEN: 'session-token',
+  });
   ({ handler } = (await import('../../functions/lambda.js')) as unknown as { handler: Handler });
 });
 afterAll(async () => {
+  await extension?.close();
   await stack?.stop();
 });
 
@@ -61,7 +74,8 @@ describe('Lambda handler with API_KEY', () => {
     expect((await call('GET', '/ping')).status).toBe(200);
   });
 
-  it('admin: both keys of a rotation work', async () => {
+  it('admin: both keys of a rotation, read from the secret at cold start, work', async () => {
+    expect(extension.requests).toEqual([SECRET_ARN]);
     expect((await call('GET', '/accounts', bearer(ADMIN_OLD))).status).toBe(200);
     expect((await call('GET', '/accounts', { 'x-api-key': ADMIN_NEW })).status).toBe(200);
   });
