@@ -136,6 +136,11 @@ describe('account keys', () => {
       ['POST', `/accounts/${id}/keys`],
       ['DELETE', `/accounts/${id}/keys/0000000000000000`],
       ['GET', `/accounts/${id}0/chats`],
+      // Percent-encoded and doubled separators are judged as the router reads them.
+      ['GET', `/accounts/${id}/%6Beys`],
+      ['GET', `/accounts/${id}//keys`],
+      ['GET', `/accounts/${other.id.replace(/^k/, '%6B')}/chats`],
+      ['DELETE', `/accounts/${id}/`],
     ];
     for (const [method, path] of forbidden) {
       const { status, body } = await api.call(method, path, method === 'POST' ? {} : undefined, bearer(secret));
