@@ -1,8 +1,9 @@
 /**
  * `npm run bench:api`: what the HTTP API costs over the DynamoDB query that serves it, measured
  * in one run against the embedded stack (dynalite, s3rver, fauxqs in this process), plus the
- * Lambda bundle's size and cold import time. Goals: API p50 within 1.3x of the raw query;
- * bundle under 1.5 MB; cold import under 250 ms.
+ * Lambda bundle's size and cold import time, and what authentication adds per request (the
+ * same route without keys, with an admin key, with an account key). Goals: API p50 within 1.3x
+ * of the raw query; bundle under 1.5 MB; cold import under 250 ms.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { loadConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createAccount, listAccounts } from '../core/store/accounts.js';
+import { createApiKey } from '../core/store/api-keys.js';
 import { listMessages, putMessage } from '../core/store/messages.js';
 import { tableOf } from '../core/store/table.js';
 import { startApiServer } from '../functions/server.js';
@@ -73,6 +75,23 @@ async function compare(api: () => Promise<unknown>, raw: () => Promise<unknown>)
   return { api: stats(apiSamples, sum(apiSamples)), raw: stats(rawSamples, sum(rawSamples)) };
 }
 
+/** Several operations, run in turn request by request (as `compare`), each with its own stats. */
+async function alternate(operations: Record<string, () => Promise<unknown>>): Promise<Record<string, Stats>> {
+  const entries = Object.entries(operations);
+  for (let i = 0; i < WARMUP; i++) for (const [, operation] of entries) await operation();
+  const samples = new Map<string, number[]>(entries.map(([name]) => [name, []]));
+  for (let i = 0; i < ITERATIONS; i++) {
+    for (const [name, operation] of entries) {
+      const t = performance.now();
+      await operation();
+      samples.get(name)!.push(performance.now() - t);
+    }
+  }
+  return Object.fromEntries(
+    [...samples].map(([name, xs]) => [name, stats(xs, xs.reduce((a, b) => a + b, 0))]),
+  );
+}
+
 const fmt = (s: Stats) => `${s.perSecond.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2).padStart(6)} ms  p99 ${s.p99.toFixed(2).padStart(6)} ms`;
 
 async function main(): Promise<void> {
@@ -83,8 +102,11 @@ async function main(): Promise<void> {
   const clients = createClients(config);
   await ensureResources(config, clients, logger);
   const api = await startApiServer({ config, clients, logger, port: 0, host: '127.0.0.1' });
+  const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
+  const securedApi = await startApiServer({ config: { ...config, API_KEY: ADMIN_KEY }, clients, logger, port: 0, host: '127.0.0.1' });
   // undici's pool, not fetch: the client's own cost should not count as the API's.
   const pool = new Pool(api.url, { connections: 1, pipelining: 1 });
+  const securedPool = new Pool(securedApi.url, { connections: 1, pipelining: 1 });
   const table = tableOf(config, clients);
 
   try {
@@ -103,11 +125,12 @@ async function main(): Promise<void> {
       });
     }
 
-    const get = async (path: string) => {
-      const response = await pool.request({ method: 'GET', path });
+    const get = async (path: string, key?: string, via = pool) => {
+      const response = await via.request({ method: 'GET', path, ...(key ? { headers: { authorization: `Bearer ${key}` } } : {}) });
       if (response.statusCode !== 200) throw new Error(`${path}: ${response.statusCode}`);
       await response.body.arrayBuffer();
     };
+    const { secret: accountKey } = await createApiKey(table, 'bench0', 'bench');
 
     const results: Array<{ name: string; api: Stats; raw: Stats }> = [];
     results.push({
@@ -122,6 +145,13 @@ async function main(): Promise<void> {
       ...(await compare(() => get('/accounts'), () => listAccounts(table))),
     });
 
+    const messagesPath = `/accounts/bench0/chats/${CHAT}/messages`;
+    const auth = await alternate({
+      'no API_KEY  ': () => get(messagesPath),
+      'admin key   ': () => get(messagesPath, ADMIN_KEY, securedPool),
+      'account key ': () => get(messagesPath, accountKey, securedPool),
+    });
+
     const floor = await measure(() => get('/ping'));
     console.log(`\nGET /ping (HTTP floor, no DynamoDB)  ${fmt(floor)}`);
     console.log(`\nAPI vs the raw DynamoDB query (dynalite in this process; sequential, API and raw alternated; ${ITERATIONS} each after ${WARMUP} warm-up; req/s = 1 / mean latency)\n`);
@@ -132,9 +162,17 @@ async function main(): Promise<void> {
       const ratio = r.api.p50 / r.raw.p50;
       console.log(`  p50 ratio  ${ratio.toFixed(2)}x  (goal <= 1.30x: ${ratio <= 1.3 ? 'met' : 'NOT met'})\n`);
     }
+    const open = auth['no API_KEY  ']!;
+    console.log(`Authentication on ${messagesPath.replace(CHAT, ':chatId')} (the three alternated request by request)`);
+    for (const [name, s] of Object.entries(auth)) {
+      console.log(`  ${name} ${fmt(s)}  p50 +${(s.p50 - open.p50).toFixed(2)} ms`);
+    }
+    console.log('');
   } finally {
     await pool.close();
+    await securedPool.close();
     await api.close();
+    await securedApi.close();
     destroyClients(clients);
     await emulators.stop();
     await rm(dataDir, { recursive: true, force: true });

@@ -79,6 +79,10 @@ export const configSchema = z.object({
     .transform((v) => v === 'true')
     .describe('`true`: webhooks may target loopback and private addresses (`npm start` sets it unless given; AWS: false)'),
 
+  /** Admin access keys; unset, the API is open (docs/api.md, access keys). */
+  API_KEY: optionalString.describe('Admin access key(s), comma-separated so that one can be rotated; unset: no authentication'),
+  API_KEY_SECRET_ARN: optionalString.describe('Lambda only: a Secrets Manager secret whose value is `API_KEY`, read at cold start'),
+
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
   WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),

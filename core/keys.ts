@@ -77,6 +77,14 @@ export const idempotencyKey = (accountId: string, key: string): Key => ({
   sk: `IDEM#${key}`,
 });
 
+/** Access keys and the QR awaiting a scan live in the account's partition: deleting the account removes them. */
+export const API_KEY_SK_PREFIX = 'APIKEY#';
+export const apiKeyKey = (accountId: string, keyId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `${API_KEY_SK_PREFIX}${keyId}`,
+});
+export const qrKey = (accountId: string): Key => ({ pk: accountPartition(accountId), sk: 'QR' });
+
 export const authPartition = (collectionName: string) => `AUTH#${collectionName}`;
 export const authCredsKey = (collectionName: string): Key => ({ pk: authPartition(collectionName), sk: 'creds' });
 export const authSignalKey = (collectionName: string, type: string, keyId: string): Key => ({

@@ -1,13 +1,16 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { logger as rootLogger } from '../core/logger.js';
 import { accountRoutes } from './accounts.js';
+import { authenticate } from './auth.js';
 import { chatRoutes } from './chats.js';
 import { connectionRoutes } from './connection.js';
 import { handleError } from './errors.js';
 import { healthRoutes } from './health.js';
+import { keyRoutes } from './keys.js';
 import { knownAccount } from './known-account.js';
 import { mediaSendRoutes } from './media-sends.js';
 import { messagingRoutes } from './messaging.js';
+import { qrRoutes } from './qr.js';
 import { requestLog } from './request-log.js';
 import { newRouter } from './router.js';
 import { createServices, type AppDeps, type AppEnv } from './services.js';
@@ -25,6 +28,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = newRouter();
 
   app.use(requestLog(logger));
+  app.use(authenticate(services));
   app.onError(handleError);
   app.notFound((c) => c.json({ ok: false, error: 'Not found' }, 404));
 
@@ -37,10 +41,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', mediaSendRoutes(services));
   app.route('/', chatRoutes(services));
   app.route('/', webhookRoutes(services));
+  app.route('/', keyRoutes(services));
+  app.route('/', qrRoutes(services));
+
+  // Every route but the public ones (functions/auth.ts) takes a key when API_KEY is set.
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-Api-Key' });
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'WhatsApp gateway', version: '2.0.0' },
+    security: [{ bearer: [] }, { apiKey: [] }],
   });
   return app;
 }

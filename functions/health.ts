@@ -6,6 +6,7 @@ const ping = createRoute({
   method: 'get',
   path: '/ping',
   summary: 'The server is up',
+  security: [],
   responses: {
     200: {
       description: 'Pong',

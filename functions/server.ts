@@ -6,6 +6,7 @@ import { loadConfig } from '../core/config.js';
 import { logger as rootLogger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createApp } from './app.js';
+import { warnWhenOpen } from './auth.js';
 import { answerEarlyCleanly } from './early-answer.js';
 import type { AppDeps } from './services.js';
 
@@ -30,6 +31,7 @@ export async function startApiServer(
     s.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  warnWhenOpen(deps.logger ?? rootLogger, deps.config.API_KEY, deps.host);
   return {
     url: `http://${deps.host}:${port}`,
     port,

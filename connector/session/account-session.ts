@@ -20,7 +20,7 @@ import type { NetworkOptions } from '../network-options.js';
 import { durableDecryption } from './durable-decrypt.js';
 import { attachDispatcher, type Dispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
 import { shouldSyncHistoryMessage } from './history-sync.js';
-import { logQr } from './qr-log.js';
+import { publishQr, withdrawQr } from './qr-log.js';
 import { decideAfterClose } from './reconnect-policy.js';
 
 export interface AccountSessionDeps {
@@ -287,9 +287,10 @@ export class AccountSession {
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
     if (update.qr) {
+      const first = !this.sawQrThisSocket;
       this.sawQrThisSocket = true;
       await this.setStatus('connecting', true);
-      await logQr(this.log, this.accountId, update.qr, this.deps.printTerminalQr);
+      await publishQr(this.deps.table, this.log, this.accountId, update.qr, first, this.deps.printTerminalQr);
     }
     if (update.isNewLogin) {
       this.log.info('QR scanned: device linked, restarting the connection to log in');
@@ -355,6 +356,8 @@ export class AccountSession {
   /** The single place a status changes: kept in memory, written to the store in order, logged. */
   private setStatus(status: AccountStatus, hasQR = false): Promise<void> {
     const changed = status !== this.currentStatus;
+    // A stop without a status (lease lost, shutdown) leaves the QR to expire: the account's next owner may show its own.
+    const qrWithdrawn = this.currentHasQr && !hasQR;
     this.currentStatus = status;
     this.currentHasQr = hasQR;
     if (changed) this.log.info({ status, hasQR }, 'account status');
@@ -362,6 +365,7 @@ export class AccountSession {
     this.statusWrites = this.statusWrites.then(async () => {
       try {
         await updateAccountStatus(this.deps.table, this.accountId, { status, hasQR });
+        if (qrWithdrawn) await withdrawQr(this.deps.table, this.log, this.accountId);
       } catch (error) {
         if (error instanceof NotFoundError) {
           if (!this.stopped) {

@@ -1,5 +1,11 @@
 import qrcodeTerminal from 'qrcode-terminal';
 import type { Logger } from '../../core/logger.js';
+import { clearQr, putQr } from '../../core/store/qr.js';
+import type { Table } from '../../core/store/table.js';
+
+/** WhatsApp's QR references: the first of a connection lasts 60 s, each later one 20 s. */
+export const FIRST_QR_LIFETIME_MS = 60_000;
+export const LATER_QR_LIFETIME_MS = 20_000;
 
 /** Renders a QR as block characters for a terminal. */
 export function renderTerminalQr(qr: string): Promise<string> {
@@ -14,4 +20,20 @@ export function renderTerminalQr(qr: string): Promise<string> {
 export async function logQr(logger: Logger, accountId: string, qr: string, printTerminal: (text: string) => void) {
   logger.info({ qr, event: 'qr' }, 'QR code ready: scan it with WhatsApp > Linked devices');
   printTerminal(`QR code for account ${accountId}:\n${await renderTerminalQr(qr)}\n`);
+}
+
+/**
+ * Makes the QR readable through `GET /accounts/:accountId/qr`, then logs it. A failed write
+ * costs the HTTP route this QR only: the log still has it.
+ */
+export async function publishQr(table: Table, logger: Logger, accountId: string, qr: string, first: boolean, printTerminal: (text: string) => void) {
+  await putQr(table, accountId, qr, first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS).catch((error: unknown) =>
+    logger.error({ err: error }, 'storing the QR failed'),
+  );
+  await logQr(logger, accountId, qr, printTerminal);
+}
+
+/** The QR is no longer scannable (connected, logged out, stopped, given up). */
+export async function withdrawQr(table: Table, logger: Logger, accountId: string): Promise<void> {
+  await clearQr(table, accountId).catch((error: unknown) => logger.error({ err: error }, 'clearing the QR failed'));
 }

@@ -9,6 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { Config } from '../../core/config.js';
 import { grantApiPermissions } from './permissions.js';
 import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
 import type { GatewaySettings } from './settings.js';
@@ -23,7 +24,7 @@ export interface GatewayApiProps {
   readonly handler: string;
   readonly resources: GatewayResources;
   readonly vpc: ec2.IVpc;
-  readonly settings: Pick<GatewaySettings, 'apiAccess' | 'privateApiCidr' | 'logLevel' | 'webhookAllowPrivate'>;
+  readonly settings: Pick<GatewaySettings, 'apiAccess' | 'privateApiCidr' | 'logLevel' | 'webhookAllowPrivate' | 'apiKeySecretArn'>;
 }
 
 /**
@@ -61,8 +62,12 @@ export class GatewayApi extends Construct {
       timeout: Duration.seconds(29),
       environment: runtimeEnvironment(props.resources, props.settings),
       logGroup,
+      ...(props.settings.apiKeySecretArn
+        ? { paramsAndSecrets: lambda.ParamsAndSecretsLayerVersion.fromVersion(lambda.ParamsAndSecretsVersions.V1_0_103) }
+        : {}),
     });
     grantApiPermissions(this.function, props.resources);
+    if (props.settings.apiKeySecretArn) this.readAdminKeyFrom(props.settings.apiKeySecretArn, role);
 
     if (props.settings.apiAccess === 'iam') {
       const httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
@@ -80,6 +85,12 @@ export class GatewayApi extends Construct {
     } else {
       this.url = `http://${this.privateLoadBalancer(props).loadBalancerDnsName}`;
     }
+  }
+
+  /** functions/admin-key-secret.ts reads the secret through the extension (`paramsAndSecrets`) at cold start. */
+  private readAdminKeyFrom(secretArn: string, role: iam.Role): void {
+    this.function.addEnvironment('API_KEY_SECRET_ARN' satisfies keyof Config, secretArn);
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secretArn] }));
   }
 
   private privateLoadBalancer(props: GatewayApiProps): elbv2.ApplicationLoadBalancer {

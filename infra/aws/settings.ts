@@ -28,6 +28,18 @@ export const gatewaySettingsSchema = z.object({
   apiAccess: z.enum(['iam', 'private']).default('iam'),
   /** Who may reach the internal load balancer in `private` mode; defaults to the VPC's range. */
   privateApiCidr: optionalText,
+  /**
+   * A Secrets Manager secret (full ARN) whose SecretString is `API_KEY`: the function reads it at
+   * cold start through the Parameters and Secrets extension, allowed GetSecretValue on it only.
+   */
+  apiKeySecretArn: optionalText.pipe(
+    z
+      .string()
+      .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, {
+        message: 'must be the full ARN of a Secrets Manager secret',
+      })
+      .optional(),
+  ),
 
   /** CPU architecture of the connector task; the image is built for it (see the Dockerfile). */
   connectorArchitecture: z.enum(['arm64', 'x86_64']).default('arm64'),

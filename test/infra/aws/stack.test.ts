@@ -220,6 +220,37 @@ describe('api', () => {
   });
 });
 
+describe('api admin key from Secrets Manager', () => {
+  const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:wa-gateway-api-key-AbCdEf';
+
+  it('apiKeySecretArn: the function gets the ARN and the secrets extension layer, and may read that secret only', () => {
+    const { template: withSecret } = synthGateway({ apiKeySecretArn: secretArn }, directories);
+    withSecret.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      Layers: [Match.anyValue()],
+      Environment: {
+        Variables: Match.objectLike({ API_KEY_SECRET_ARN: secretArn, PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773' }),
+      },
+    });
+    const statements = Object.values(withSecret.findResources('AWS::IAM::Policy')).flatMap(
+      (policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>,
+    );
+    const secretStatements = statements.filter((statement) => JSON.stringify(statement.Action).includes('secretsmanager'));
+    expect(secretStatements).toEqual([expect.objectContaining({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: secretArn })]);
+  });
+
+  it('without it: no layer, no variable, no Secrets Manager permission', () => {
+    const [fn] = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(fn?.Properties.Layers).toBeUndefined();
+    expect(fn?.Properties.Environment.Variables).not.toHaveProperty('API_KEY_SECRET_ARN');
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toContain('secretsmanager');
+  });
+
+  it('a value that is not a secret ARN fails synthesis with a clear message', () => {
+    expect(() => parseGatewaySettings({ apiKeySecretArn: 'my-secret' })).toThrow(/apiKeySecretArn: must be the full ARN/);
+  });
+});
+
 describe('connector service', () => {
   it('Fargate on arm64, one task, no port, read-only root with a /tmp volume, logs with retention', () => {
     template.hasResourceProperties('AWS::ECS::TaskDefinition', {
