@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
-import { ensureResources } from '../../../core/resources.js';
+import { ensureResources, WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
 import { webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
@@ -278,7 +278,7 @@ describe('webhook delivery', () => {
 
 describe('configuration check', () => {
   it('warns at start when WEBHOOK_MAX_ATTEMPTS exceeds the queue redrive limit', async () => {
-    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '7' });
+    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: String(WEBHOOK_MAX_RECEIVE_COUNT + 1) });
     const lines: Array<Record<string, unknown>> = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -288,7 +288,7 @@ describe('configuration check', () => {
     });
     const worker = startWebhookDelivery({ config: c.config, clients: stack.clients, logger: pino({ level: 'warn' }, sink), queues: c.queues });
     try {
-      await until(async () => lines.some((l) => l.maxReceiveCount === 5 && l.maxAttempts === 7), 15_000, 'the redrive warning');
+      await until(async () => lines.some((l) => l.maxReceiveCount === WEBHOOK_MAX_RECEIVE_COUNT && l.maxAttempts === WEBHOOK_MAX_RECEIVE_COUNT + 1), 15_000, 'the redrive warning');
     } finally {
       await worker.stop();
     }
@@ -296,8 +296,9 @@ describe('configuration check', () => {
 });
 
 describe('retry schedule', () => {
-  it('defaults keep retrying for at least 10 minutes', () => {
+  it('defaults keep retrying for hours, within the queue redrive limit', () => {
     const defaults = loadConfig({});
-    expect(minimumRetrySpanSeconds(defaults.WEBHOOK_MAX_ATTEMPTS, defaults.WEBHOOK_RETRY_BASE_MS)).toBeGreaterThanOrEqual(600);
+    expect(minimumRetrySpanSeconds(defaults.WEBHOOK_MAX_ATTEMPTS, defaults.WEBHOOK_RETRY_BASE_MS)).toBeGreaterThanOrEqual(4 * 60 * 60);
+    expect(defaults.WEBHOOK_MAX_ATTEMPTS).toBeLessThanOrEqual(WEBHOOK_MAX_RECEIVE_COUNT);
   });
 });
