@@ -4,6 +4,7 @@ import type { Command } from '../../core/schemas/command.js';
 import { isValidAccountId } from '../../core/jid.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import { startVisibilityHeartbeat } from '../../core/visibility-heartbeat.js';
+import { withTimeout } from '../../core/with-timeout.js';
 import type { CommandHandler, CommandHandlers, CommandOutcome } from './outcome.js';
 import { retryLater } from './outcome.js';
 
@@ -211,11 +212,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
       waiting.clear();
       await handBack(notStarted);
       const allDone = Promise.all(inFlight);
-      const finished = await Promise.race([
-        allDone.then(() => true),
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), Math.max(0, drainUntil - Date.now())).unref()),
-      ]);
-      if (finished) {
+      if ((await withTimeout(allDone, drainUntil - Date.now())) !== 'timed_out') {
         heartbeat.stop();
         return;
       }

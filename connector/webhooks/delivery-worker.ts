@@ -27,6 +27,7 @@ import { createQueues, type Queues, type Received } from '../../core/queues.js';
 import { webhookPayloadSchema, type WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
 import { findDeliveredUrls, recordDeliveredUrls } from '../../core/store/webhook-deliveries.js';
+import { withTimeout } from '../../core/with-timeout.js';
 import { minimumRetrySpanSeconds, retryDelaySeconds } from './backoff.js';
 import { Circuits, type CircuitChange } from './circuit.js';
 import { resolveDeadLetterTarget, sendToDeadLetter, type DeadLetterTarget } from './dead-letter.js';
@@ -271,12 +272,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       // Events waiting for a receiver go to the next connector now rather than after their
       // backoff: its circuits start closed, so a receiver that is up again gets them at once.
       await release(parked.takeAll(), 'connector stopping');
-      const allDone = Promise.allSettled([...inFlight.keys()]).then(() => true);
-      const finished = await Promise.race([
-        allDone,
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), Math.max(0, drainUntil - Date.now())).unref()),
-      ]);
-      if (!finished) {
+      if ((await withTimeout(Promise.allSettled([...inFlight.keys()]), drainUntil - Date.now())) === 'timed_out') {
         // A POST still out may yet succeed: the receiver then sees the event twice, which the
         // stable X-Webhook-Id makes harmless; waiting for it would hold the stop up.
         const unfinished = [...inFlight.values()].flatMap((r) => (r ? [r.receiptHandle] : []));
