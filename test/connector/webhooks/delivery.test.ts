@@ -181,6 +181,42 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('a receiver answering 500 for a while: only probes reach it while down, and every event arrives once it answers 2xx', async () => {
+    const c = await newCase({
+      WEBHOOK_MAX_ATTEMPTS: '10',
+      WEBHOOK_CIRCUIT_FAILURES: '3',
+      WEBHOOK_PROBE_BASE_MS: '200',
+      WEBHOOK_PROBE_MAX_MS: '1000',
+    });
+    let down = true;
+    const receiver = new Receiver(() => (down ? 500 : 200));
+    const events = Array.from({ length: 20 }, (_, i) => c.event(i + 1));
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      for (const event of events) await c.queues.sendWebhookEvent(event);
+      c.start();
+      // Down until some event comes round for its 5th attempt (0.5 + 1 + 2 + 4 s of backoff at
+      // the least): without a circuit every event would have been POSTed about four times by now.
+      await receiver.waitFor((posts) => posts.some((p) => Number(p.headers['x-webhook-attempt']) >= 5), 60_000);
+      const postsWhileDown = receiver.posts.length;
+      expect(postsWhileDown).toBeLessThan(2 * events.length);
+
+      down = false;
+      const answeredOk = () => receiver.posts.slice(postsWhileDown);
+      await receiver.waitFor(
+        () => events.every((e) => answeredOk().some((p) => p.headers['x-webhook-id'] === e.eventId)),
+        60_000,
+      );
+      await drained(c);
+      expect(await c.dlqEvents(1_000)).toEqual([]);
+      for (const event of events) expect(answeredOk().filter((p) => p.headers['x-webhook-id'] === event.eventId)).toHaveLength(1);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
   it('a receiver that always answers 4xx: the event ends in the DLQ after the configured attempts', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '3' });
     const receiver = new Receiver(() => 400);
