@@ -24,7 +24,7 @@ import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { createQueues, type Queues, type Received } from '../../core/queues.js';
-import { webhookPayloadSchema, type WebhookEvent } from '../../core/schemas/webhook-event.js';
+import { webhookPayloadSchema, type WebhookEvent, type WebhookPayload } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
 import { findDeliveredUrls, recordDeliveredUrls } from '../../core/store/webhook-deliveries.js';
 import { withTimeout } from '../../core/with-timeout.js';
@@ -129,9 +129,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     }
   }
 
-  async function post(url: string, event: WebhookEvent, attempt: number) {
-    // Exactly the spec's fields, whatever else a future event might carry.
-    const payload = webhookPayloadSchema.parse(event.payload);
+  /** Never throws: an admitted POST always reaches `circuits.record`, or a probe would stay out forever. */
+  function post(url: string, event: WebhookEvent, payload: WebhookPayload, attempt: number) {
     return postWebhook(url, payload, { eventId: event.eventId, attempt }, config.WEBHOOK_TIMEOUT_MS);
   }
 
@@ -147,13 +146,15 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     }
     // Only a retry can have URLs already served: the first attempt needs no read.
     const delivered = attempt > 1 ? await findDeliveredUrls(table, event.eventId) : new Set<string>();
+    // Exactly the spec's fields, whatever else a future event might carry.
+    const payload = webhookPayloadSchema.parse(event.payload);
     const pending = urls.filter((url) => !delivered.has(url)).map((url) => ({ url, admission: circuits.admit(url) }));
     const outcomes = await Promise.all(
       pending.flatMap(({ url, admission }) =>
         admission === 'park'
           ? []
           : [
-              post(url, event, attempt).then((outcome) => {
+              post(url, event, payload, attempt).then((outcome) => {
                 onCircuitChange(url, circuits.record(url, outcome.ok, admission));
                 return { url, outcome };
               }),
@@ -201,10 +202,16 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   async function probe(url: string): Promise<void> {
     const candidate = parked.probeCandidate(url, config.WEBHOOK_TIMEOUT_MS + 5_000);
     // None held: the next event received for the URL is the probe instead.
-    if (!candidate || circuits.admit(url) !== 'probe') return;
-    const outcome = await post(url, candidate.body, candidate.receiveCount);
-    if (outcome.ok) await recordDeliveredUrls(table, candidate.body.eventId, [url]);
-    else log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
+    if (!candidate) return;
+    const payload = webhookPayloadSchema.safeParse(candidate.body.payload);
+    if (!payload.success || circuits.admit(url) !== 'probe') return;
+    const outcome = await post(url, candidate.body, payload.data, candidate.receiveCount);
+    if (outcome.ok) {
+      // Not recorded: the release that follows POSTs it to this URL once more (at least once).
+      await recordDeliveredUrls(table, candidate.body.eventId, [url]).catch((error: unknown) =>
+        log.warn({ err: error, eventId: candidate.body.eventId }, 'recording the probe delivery failed'),
+      );
+    } else log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
     onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
   }
 

@@ -39,7 +39,7 @@ interface Case {
 
 /**
  * Each case gets its own webhook queue and DLQ (so no event of another case reaches its
- * receiver) and a worker with short retry delays; the emulators are shared.
+ * receiver) and a worker with short retry and probe delays; the emulators are shared.
  */
 async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
   caseSeq += 1;
@@ -52,6 +52,8 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
     WEBHOOK_RETRY_BASE_MS: '500',
     WEBHOOK_MAX_ATTEMPTS: '3',
     WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_PROBE_BASE_MS: '200',
+    WEBHOOK_PROBE_MAX_MS: '1000',
     ...overrides,
   });
   await ensureResources(config, stack.clients, silentLogger);
@@ -185,8 +187,6 @@ describe('webhook delivery', () => {
     const c = await newCase({
       WEBHOOK_MAX_ATTEMPTS: '10',
       WEBHOOK_CIRCUIT_FAILURES: '3',
-      WEBHOOK_PROBE_BASE_MS: '200',
-      WEBHOOK_PROBE_MAX_MS: '1000',
     });
     let down = true;
     const receiver = new Receiver(() => (down ? 500 : 200));
