@@ -110,7 +110,8 @@ async function ensureQueues(config: Config, { sqs }: AwsClients, log: Logger): P
       if (!result.QueueUrl) throw new Error(`CreateQueue ${name} returned no URL`);
       return result.QueueUrl;
     } catch (error) {
-      if (!(error instanceof Error && ['QueueNameExists', 'QueueAlreadyExists'].includes(error.name))) throw error;
+      // Named `QueueNameExists`, or with the JSON protocol `AWS.SimpleQueueService.QueueNameExists`.
+      if (!(error instanceof Error && /QueueNameExists|QueueAlreadyExists/.test(error.name))) throw error;
     }
     // A queue created by an earlier version with other settings (a data directory kept across
     // an upgrade): brought up to date, except for what SQS cannot change after creation.
