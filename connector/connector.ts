@@ -27,7 +27,7 @@ export interface ConnectorDeps {
   printTerminalQr?: (text: string) => void;
   /** Lease timings (tests shorten them). */
   ownership?: Partial<OwnershipTiming>;
-  /** Long-poll seconds of the command consumer. */
+  /** Long-poll seconds of the command consumer (default 2: a stop waits for the receive out). */
   commandWaitSeconds?: number;
   /** How long a send waits for a reconnecting account before failing. */
   sendWaitForConnectedMs?: number;
@@ -41,7 +41,11 @@ export interface Connector {
   /** This process's name in lease records. */
   ownerId: string;
   registry: SessionRegistry;
-  /** Stops consuming, finishes commands in flight, closes sockets (bounded), releases leases. */
+  /**
+   * Stops consuming (commands received but not started go back to the queue at once), lets
+   * commands and webhook POSTs in flight finish (6 s and 5 s at most), closes the sockets in
+   * parallel (bounded each), releases leases. Within seconds; under the 30 s ECS gives.
+   */
   stop(): Promise<void>;
 }
 

@@ -56,13 +56,26 @@ export const configSchema = z.object({
   /**
    * Webhook delivery: a POST gives up after WEBHOOK_TIMEOUT_MS; a failed delivery is retried
    * after WEBHOOK_RETRY_BASE_MS * 2^(attempt-1) (plus up to 25% jitter) until
-   * WEBHOOK_MAX_ATTEMPTS POSTs, then goes to the dead-letter queue. Defaults: 5 attempts,
-   * waits of 45, 90, 180, 360 s, so at least 11 minutes before giving up. Attempts are SQS
-   * receives, so keep WEBHOOK_MAX_ATTEMPTS <= the queue's redrive maxReceiveCount (5).
+   * WEBHOOK_MAX_ATTEMPTS attempts, then goes to the dead-letter queue. Defaults: 10 attempts,
+   * waits of 30 s, 1, 2, 4, 8, 16, 32 min, 1 h 4 min, 2 h 8 min: at least 4 h 15 min before
+   * giving up. Attempts are SQS receives, so the queue's redrive maxReceiveCount must be at
+   * least WEBHOOK_MAX_ATTEMPTS (core/resources.ts and the CDK stack use 15).
    */
   WEBHOOK_TIMEOUT_MS: positiveInt(10_000).describe('Time limit of one webhook POST'),
-  WEBHOOK_RETRY_BASE_MS: positiveInt(45_000).describe('First wait before a webhook retry; each later wait doubles (plus up to 25% jitter)'),
-  WEBHOOK_MAX_ATTEMPTS: positiveInt(5).describe("POSTs per URL before the event goes to the webhook DLQ (keep it <= the queue's maxReceiveCount, 5)"),
+  WEBHOOK_RETRY_BASE_MS: positiveInt(30_000).describe('First wait before a webhook retry; each later wait doubles (plus up to 25% jitter)'),
+  WEBHOOK_MAX_ATTEMPTS: positiveInt(10).describe(
+    "Attempts before the event goes to the webhook DLQ (at least 4 h 15 min with the defaults; keep it <= the queue's maxReceiveCount, 15)",
+  ),
+  /**
+   * Circuit per receiver URL (connector/webhooks/circuit.ts): after WEBHOOK_CIRCUIT_FAILURES
+   * failed POSTs in a row the URL's events are parked (each still on its own retry schedule,
+   * no POST) and one probe event tests the URL after WEBHOOK_PROBE_BASE_MS, doubling up to
+   * WEBHOOK_PROBE_MAX_MS. Its first 2xx makes the parked events visible again at once, so a
+   * receiver that came back gets its backlog within about WEBHOOK_PROBE_MAX_MS plus a few seconds.
+   */
+  WEBHOOK_CIRCUIT_FAILURES: positiveInt(5).describe("Failed POSTs in a row that open a receiver URL's circuit (its events are parked, one probe tests it)"),
+  WEBHOOK_PROBE_BASE_MS: positiveInt(5_000).describe('Wait before the first probe of an open circuit; doubles after each failed probe'),
+  WEBHOOK_PROBE_MAX_MS: positiveInt(30_000).describe('Longest wait between probes: a receiver that came back gets its backlog within about this'),
   /** Also post messages the account sent itself (from the phone or the API); default: received only. */
   WEBHOOK_INCLUDE_FROM_ME: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())

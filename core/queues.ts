@@ -1,4 +1,5 @@
 import {
+  ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   GetQueueUrlCommand,
@@ -41,10 +42,13 @@ export interface Queues {
   receiveCommands(options?: ReceiveOptions): Promise<Received<Command>[]>;
   ackCommand(receiptHandle: string): Promise<void>;
   changeCommandVisibility(receiptHandle: string, seconds: number): Promise<void>;
+  /** One visibility for many commands (batch requests of 10); answers the handles SQS refused. */
+  changeCommandVisibilities(receiptHandles: string[], seconds: number): Promise<string[]>;
   sendWebhookEvent(event: WebhookEvent, delaySeconds?: number): Promise<void>;
   receiveWebhookEvents(options?: ReceiveOptions): Promise<Received<WebhookEvent>[]>;
   ackWebhookEvent(receiptHandle: string): Promise<void>;
   changeWebhookVisibility(receiptHandle: string, seconds: number): Promise<void>;
+  changeWebhookVisibilities(receiptHandles: string[], seconds: number): Promise<string[]>;
   commandQueueUrl(): Promise<string>;
   webhookQueueUrl(): Promise<string>;
   /** Sends the webhook sends and acks still waiting for company in a batch; resolves when all are done. */
@@ -131,6 +135,23 @@ export function createQueues(
       }),
     );
   };
+  const changeVisibilities = async (queueUrl: Promise<string>, receiptHandles: string[], seconds: number) => {
+    const refused: string[] = [];
+    for (let start = 0; start < receiptHandles.length; start += 10) {
+      const chunk = receiptHandles.slice(start, start + 10);
+      const result = await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: await queueUrl,
+          Entries: chunk.map((handle, index) => ({ Id: String(index), ReceiptHandle: handle, VisibilityTimeout: Math.max(1, seconds) })),
+        }),
+      );
+      for (const failure of result.Failed ?? []) {
+        const handle = chunk[Number(failure.Id)];
+        if (handle !== undefined) refused.push(handle);
+      }
+    }
+    return refused;
+  };
 
   return {
     commandQueueUrl,
@@ -150,6 +171,7 @@ export function createQueues(
     },
     ackCommand: (receiptHandle) => ack(commandQueueUrl(), receiptHandle),
     changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(commandQueueUrl(), receiptHandle, seconds),
+    changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(commandQueueUrl(), receiptHandles, seconds),
     async sendWebhookEvent(event, delaySeconds) {
       await webhookBatches.send({ body: toQueueBody(webhookEventSchema.parse(event)), ...(delaySeconds ? { delaySeconds } : {}) });
     },
@@ -158,6 +180,7 @@ export function createQueues(
     },
     ackWebhookEvent: (receiptHandle) => webhookBatches.delete(receiptHandle),
     changeWebhookVisibility: (receiptHandle, seconds) => changeVisibility(webhookQueueUrl(), receiptHandle, seconds),
+    changeWebhookVisibilities: (receiptHandles, seconds) => changeVisibilities(webhookQueueUrl(), receiptHandles, seconds),
     flush: () => webhookBatches.flush(),
   };
 }

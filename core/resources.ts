@@ -5,14 +5,21 @@ import {
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, GetQueueUrlCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from './aws.js';
 import type { Config } from './config.js';
 import { GSI1 } from './keys.js';
 import { logger as rootLogger, type Logger } from './logger.js';
 
-/** Deliveries before a command or webhook event moves to its dead-letter queue. */
+/** Deliveries before a command moves to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
+/**
+ * Receives before SQS itself moves a webhook event to its dead-letter queue. Each receive is one
+ * delivery attempt and the worker moves an event there itself after WEBHOOK_MAX_ATTEMPTS (10 by
+ * default, over hours), so this must be at least that; the margin covers the extra receives of
+ * parked events released early (a receiver answering again, a connector stopping).
+ */
+export const WEBHOOK_MAX_RECEIVE_COUNT = 15;
 /** Long enough for a media send (download from S3, convert, upload to WhatsApp). */
 export const COMMAND_VISIBILITY_SECONDS = 120;
 export const WEBHOOK_VISIBILITY_SECONDS = 60;
@@ -97,10 +104,23 @@ async function ensureBucket(config: Config, { s3 }: AwsClients, log: Logger): Pr
 
 async function ensureQueues(config: Config, { sqs }: AwsClients, log: Logger): Promise<void> {
   const create = async (name: string, attributes: Record<string, string>) => {
-    // CreateQueue is idempotent for identical attributes; we never change an existing queue.
-    const result = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-    if (!result.QueueUrl) throw new Error(`CreateQueue ${name} returned no URL`);
-    return result.QueueUrl;
+    // CreateQueue is idempotent for identical attributes.
+    try {
+      const result = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+      if (!result.QueueUrl) throw new Error(`CreateQueue ${name} returned no URL`);
+      return result.QueueUrl;
+    } catch (error) {
+      // Named `QueueNameExists`, or with the JSON protocol `AWS.SimpleQueueService.QueueNameExists`.
+      if (!(error instanceof Error && /QueueNameExists|QueueAlreadyExists/.test(error.name))) throw error;
+    }
+    // A queue created by an earlier version with other settings (a data directory kept across
+    // an upgrade): brought up to date, except for what SQS cannot change after creation.
+    const existing = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
+    if (!existing.QueueUrl) throw new Error(`Queue ${name} has no URL`);
+    const { FifoQueue: _fifo, ContentBasedDeduplication: _dedup, ...changeable } = attributes;
+    await sqs.send(new SetQueueAttributesCommand({ QueueUrl: existing.QueueUrl, Attributes: changeable }));
+    log.info({ queue: name }, 'updated queue settings');
+    return existing.QueueUrl;
   };
   const arnOf = async (queueUrl: string) => {
     const result = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
@@ -108,7 +128,7 @@ async function ensureQueues(config: Config, { sqs }: AwsClients, log: Logger): P
     if (!arn) throw new Error(`Queue ${queueUrl} has no ARN`);
     return arn;
   };
-  const redrive = (dlqArn: string) => JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: MAX_RECEIVE_COUNT });
+  const redrive = (dlqArn: string, maxReceiveCount: number) => JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount });
   const fifo = { FifoQueue: 'true', ContentBasedDeduplication: 'false' };
   const retention = String(14 * 24 * 60 * 60);
 
@@ -118,7 +138,7 @@ async function ensureQueues(config: Config, { sqs }: AwsClients, log: Logger): P
     await create(config.COMMAND_QUEUE_NAME, {
       ...fifo,
       VisibilityTimeout: String(COMMAND_VISIBILITY_SECONDS),
-      RedrivePolicy: redrive(await arnOf(dlq)),
+      RedrivePolicy: redrive(await arnOf(dlq), MAX_RECEIVE_COUNT),
     });
   })();
   const webhooks = (async () => {
@@ -126,7 +146,7 @@ async function ensureQueues(config: Config, { sqs }: AwsClients, log: Logger): P
     const dlq = await create(config.WEBHOOK_DLQ_NAME, { MessageRetentionPeriod: retention });
     await create(config.WEBHOOK_QUEUE_NAME, {
       VisibilityTimeout: String(WEBHOOK_VISIBILITY_SECONDS),
-      RedrivePolicy: redrive(await arnOf(dlq)),
+      RedrivePolicy: redrive(await arnOf(dlq), WEBHOOK_MAX_RECEIVE_COUNT),
     });
   })();
   await Promise.all([commands, webhooks]);

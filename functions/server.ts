@@ -13,9 +13,15 @@ import type { AppDeps } from './services.js';
 export interface ApiServer {
   url: string;
   port: number;
-  /** Stops accepting connections and waits for requests in flight to finish. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and waits for requests in flight to finish, at most `graceMs`
+   * (default 5 s): then the connections still open are cut (a send waiting for its outcome
+   * answers nothing rather than holding a stop up to its whole deadline).
+   */
+  close(graceMs?: number): Promise<void>;
 }
+
+const CLOSE_GRACE_MS = 5_000;
 
 /** Serves the app on Node (port 0 picks a free port). */
 export async function startApiServer(
@@ -35,9 +41,16 @@ export async function startApiServer(
   return {
     url: `http://${deps.host}:${port}`,
     port,
-    close: () =>
+    close: (graceMs = CLOSE_GRACE_MS) =>
       new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
+        const cut = setTimeout(() => {
+          if ('closeAllConnections' in server) server.closeAllConnections();
+        }, graceMs);
+        server.close((error) => {
+          clearTimeout(cut);
+          if (error) reject(error);
+          else resolve();
+        });
         // Idle keep-alive sockets would hold close() open; busy ones finish their request.
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       }),
@@ -56,6 +69,7 @@ async function main(): Promise<void> {
     rootLogger.info({ signal }, 'stopping API');
     await api.close();
     destroyClients(clients);
+    rootLogger.info('stopped');
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -3,19 +3,26 @@ import type { Queues, Received } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
 import { isValidAccountId } from '../../core/jid.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
+import { startVisibilityHeartbeat } from '../../core/visibility-heartbeat.js';
+import { withTimeout } from '../../core/with-timeout.js';
 import type { CommandHandler, CommandHandlers, CommandOutcome } from './outcome.js';
 import { retryLater } from './outcome.js';
 
 export interface ConsumerDeps {
-  queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility' | 'sendCommand'>;
+  queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility' | 'changeCommandVisibilities' | 'sendCommand'>;
   handlers: CommandHandlers;
   logger: Logger;
-  /** Long-poll seconds per receive; stop() may wait this long (shorter in tests). */
+  /** Long-poll seconds per receive: stop() waits up to this long for the receive out. */
   waitSeconds?: number;
+  /** How long stop() lets commands already running finish (default 6 s). */
+  drainMs?: number;
 }
 
 export interface CommandConsumer {
-  /** Stops receiving, lets commands in flight finish, then resolves. */
+  /**
+   * Stops receiving, hands the commands received but not started back to the queue at once,
+   * lets the running ones finish within `drainMs`, then resolves.
+   */
   stop(): Promise<void>;
 }
 
@@ -25,8 +32,21 @@ const ERROR_RETRY_SECONDS = 5;
 const MAX_BATCHES_IN_FLIGHT = 5;
 /** Seconds before a command for an account another connector runs is visible again (for it). */
 const HAND_BACK_SECONDS = 2;
-/** Visibility while a command runs: longer than any send (uploads, conversions) may take. */
-const IN_FLIGHT_VISIBILITY_SECONDS = 120;
+/**
+ * Receive long-poll seconds. Short, because a receive is never aborted: SQS (and fauxqs) may
+ * still hand a message to an abandoned request, hiding it for its visibility timeout. Stop
+ * waits for the receive out instead, at most this long. The cost is one empty receive every
+ * 2 s per idle connector.
+ */
+const RECEIVE_WAIT_SECONDS = 2;
+/**
+ * Visibility of a held command, renewed every HEARTBEAT_MS while it waits or runs: a command
+ * of a connector that died is visible again within this many seconds, however long a send
+ * (upload, conversion) takes. The margin between the two absorbs a busy event loop.
+ */
+const HELD_VISIBILITY_SECONDS = 10;
+const HEARTBEAT_MS = 3_000;
+const DEFAULT_DRAIN_MS = 6_000;
 
 function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandOutcome> {
   // The map is keyed by the same literal as the union, so the handler fits its command.
@@ -40,8 +60,28 @@ function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandO
  * accounts run in parallel.
  */
 export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
-  const { queues, handlers, logger } = deps;
+  const { handlers, logger } = deps;
   let running = true;
+  const heartbeat = startVisibilityHeartbeat({
+    extend: (handles, seconds) => deps.queues.changeCommandVisibilities(handles, seconds),
+    visibilitySeconds: HELD_VISIBILITY_SECONDS,
+    everyMs: HEARTBEAT_MS,
+    logger,
+  });
+  // Settling a command ends its heartbeat first, so that no late extension undoes a hand-back.
+  const queues: ConsumerDeps['queues'] = {
+    ...deps.queues,
+    async ackCommand(receiptHandle) {
+      await heartbeat.release(receiptHandle);
+      await deps.queues.ackCommand(receiptHandle);
+    },
+    async changeCommandVisibility(receiptHandle, seconds) {
+      await heartbeat.release(receiptHandle);
+      await deps.queues.changeCommandVisibility(receiptHandle, seconds);
+    },
+  };
+  /** Received and not started, by receipt handle: what stop() hands back at once. */
+  const waiting = new Map<string, Received<Command>>();
 
   async function handle(received: Received<Command>): Promise<void> {
     const command = received.body;
@@ -93,23 +133,30 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     await Promise.all(
       [...byAccount.values()].map(async (group) => {
         for (const received of group) {
-          await handle(received).catch((error: unknown) =>
-            logger.error({ err: error, commandId: received.body.commandId }, 'settling a command with the queue failed'),
-          );
+          // Gone from `waiting`: stop() handed it back, and the rest of its group with it.
+          if (!waiting.delete(received.receiptHandle)) return;
+          await handle(received)
+            .catch((error: unknown) =>
+              logger.error({ err: error, commandId: received.body.commandId }, 'settling a command with the queue failed'),
+            )
+            // Settled or not, it is no longer ours to keep invisible.
+            .finally(() => void heartbeat.release(received.receiptHandle));
         }
       }),
     );
   }
 
-  /** Commands received while stopping go straight back to the queue for the next connector. */
+  /** Commands received but not started go straight back to the queue for the next connector. */
   async function handBack(batch: Received<Command>[]): Promise<void> {
-    await Promise.all(
-      batch.map((received) =>
-        queues.changeCommandVisibility(received.receiptHandle, 0).catch((error: unknown) =>
-          logger.error({ err: error, commandId: received.body.commandId }, 'handing a command back failed'),
-        ),
-      ),
-    );
+    if (batch.length === 0) return;
+    const handles = batch.map((received) => received.receiptHandle);
+    await Promise.all(handles.map((handle) => heartbeat.release(handle)));
+    // 0 would do; the queues module makes it 1 s (a fauxqs quirk, see core/queues.ts).
+    const refused = await deps.queues.changeCommandVisibilities(handles, 0).catch((error: unknown) => {
+      logger.error({ err: error }, 'handing commands back failed');
+      return handles;
+    });
+    logger.info({ commands: batch.length, refused: refused.length }, 'commands not started handed back to the queue');
   }
 
   // Batches run while the next receive is already waiting: a FIFO queue does not hand out a
@@ -128,17 +175,22 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
   const loop = (async () => {
     while (running) {
       try {
-        while (inFlight.size >= MAX_BATCHES_IN_FLIGHT) {
+        while (running && inFlight.size >= MAX_BATCHES_IN_FLIGHT) {
           await new Promise<void>((resolve) => (freed = resolve));
         }
-        const batch = await queues.receiveCommands({
+        if (!running) break;
+        const batch = await deps.queues.receiveCommands({
           maxMessages: 10,
-          waitSeconds: deps.waitSeconds ?? 10,
-          visibilityTimeoutSeconds: IN_FLIGHT_VISIBILITY_SECONDS,
+          waitSeconds: deps.waitSeconds ?? RECEIVE_WAIT_SECONDS,
+          visibilityTimeoutSeconds: HELD_VISIBILITY_SECONDS,
         });
         if (!running) {
           await handBack(batch);
           break;
+        }
+        for (const received of batch) {
+          heartbeat.hold(received.receiptHandle);
+          waiting.set(received.receiptHandle, received);
         }
         if (batch.length > 0) track(handleBatch(batch));
       } catch (error) {
@@ -151,11 +203,23 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
 
   return {
     async stop() {
-      // The long poll is not aborted: SQS may still hand a message to an abandoned request,
-      // which would hide it for the whole visibility timeout. It ends within `waitSeconds`.
+      const drainUntil = Date.now() + (deps.drainMs ?? DEFAULT_DRAIN_MS);
       running = false;
+      // A batch slot may be awaited: wake the loop so that it sees `running` and ends.
+      freed?.();
       await loop;
-      await Promise.all(inFlight);
+      const notStarted = [...waiting.values()];
+      waiting.clear();
+      await handBack(notStarted);
+      const allDone = Promise.all(inFlight);
+      if ((await withTimeout(allDone, drainUntil - Date.now())) !== 'timed_out') {
+        heartbeat.stop();
+        return;
+      }
+      // Still running: their heartbeat goes on while this process lives, so nobody runs them
+      // twice; once it is gone they are visible again within HELD_VISIBILITY_SECONDS.
+      logger.warn({ running: heartbeat.size }, 'commands still running at the end of the stop drain');
+      void allDone.finally(() => heartbeat.stop());
     },
   };
 }

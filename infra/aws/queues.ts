@@ -1,7 +1,7 @@
 import { Arn, Duration, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { COMMAND_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, WEBHOOK_VISIBILITY_SECONDS } from '../../core/resources.js';
+import { COMMAND_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, WEBHOOK_MAX_RECEIVE_COUNT, WEBHOOK_VISIBILITY_SECONDS } from '../../core/resources.js';
 
 /** Same as the local stack (core/resources.ts): queues behave alike everywhere. */
 const deadLetterRetention = Duration.days(14);
@@ -70,7 +70,7 @@ export class GatewayQueues extends Construct {
         enforceSSL: true,
         // Each receive is one delivery attempt (core/config.ts WEBHOOK_MAX_ATTEMPTS must not exceed it);
         // the backoff between attempts is a visibility change, so this bounds retries, not time.
-        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: WEBHOOK_MAX_RECEIVE_COUNT },
       });
       this.webhookDeadLetterQueue = deadLetterQueue;
       this.deadLetterQueues.push({ label: 'webhook', queue: deadLetterQueue });

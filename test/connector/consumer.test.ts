@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCommandId } from '../../core/ids.js';
 import { createQueues, type Queues } from '../../core/queues.js';
@@ -7,6 +11,8 @@ import { startCommandConsumer } from '../../connector/commands/consumer.js';
 import { done, notOurs, retryLater, type CommandHandlers, type CommandOutcome } from '../../connector/commands/outcome.js';
 import { waitFor } from '../e2e/support/wait.js';
 import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Every command type answered by one function (the consumer does not care which type it is). */
 function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): CommandHandlers {
@@ -139,6 +145,92 @@ describe('command consumer', { timeout: 120_000 }, () => {
       expect(attempts).toBe(3);
     } finally {
       await consumer.stop();
+    }
+  });
+
+  const textOf = (command: Command) => (command.type === 'send_text' ? command.payload.text : command.type);
+  const sendTexts = async (accountId: string, texts: string[]) => {
+    for (const text of texts) {
+      await queues.sendCommand({
+        type: 'send_text',
+        accountId,
+        commandId: newCommandId(),
+        payload: { messageId: newCommandId().replaceAll('-', ''), to: '15550000001@s.whatsapp.net', text },
+      });
+    }
+  };
+
+  it('a command still running when its consumer process stops is run by the next consumer', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/consumer-child.ts'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...stack.env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const lines: Array<Record<string, unknown>> = [];
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        lines.push({ msg: line });
+      }
+    });
+    // 'close', not 'exit': the last lines of stdout may still be on their way at 'exit'.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const ranByNext: string[] = [];
+    let next: ReturnType<typeof startCommandConsumer> | undefined;
+    try {
+      await waitFor('the child consumer to start', () => lines.some((l) => l.msg === 'consumer started'));
+      const commandId = newCommandId();
+      await queues.sendCommand({ type: 'disconnect', accountId: 'unfinished', commandId, payload: {} });
+      await waitFor('the child to start the command', () => lines.some((l) => l.msg === 'command started' && l.commandId === commandId));
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(lines.map((l) => l.msg)).toContain('stopped');
+
+      next = startCommandConsumer({
+        queues,
+        logger: silentLogger,
+        waitSeconds: 1,
+        handlers: handlersFrom(async (command) => {
+          ranByNext.push(command.commandId);
+          return done('ok');
+        }),
+      });
+      await waitFor('the next consumer to run the command', () => ranByNext.includes(commandId), { timeoutMs: 60_000 });
+      expect(ranByNext).toEqual([commandId]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await next?.stop();
+    }
+  });
+
+  it('a command running longer than its receive visibility is not handed to another consumer (heartbeat)', async () => {
+    const runs: string[] = [];
+    // Longer than the 10 s a held command is invisible for without its heartbeat.
+    const handler = handlersFrom(async (command) => {
+      runs.push(textOf(command));
+      await new Promise((resolve) => setTimeout(resolve, 14_000));
+      return done('ok');
+    });
+    const consumers = [1, 2].map(() => startCommandConsumer({ queues, logger: silentLogger, waitSeconds: 1, handlers: handler }));
+    try {
+      await sendTexts('slow', ['long send']);
+      await waitFor('the command to start', () => runs.length >= 1);
+      // Both consumers keep polling while it runs; it is done once the queue is empty again.
+      await waitFor(
+        'the command to finish',
+        async () => {
+          const left = await stack.clients.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: await queues.commandQueueUrl(), AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'] }),
+          );
+          return Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(runs).toEqual(['long send']);
+    } finally {
+      await Promise.all(consumers.map((consumer) => consumer.stop()));
     }
   });
 });

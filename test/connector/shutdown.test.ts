@@ -5,6 +5,7 @@ import { startConnector } from '../../connector/connector.js';
 import { createAccount, findAccount } from '../../core/store/accounts.js';
 import { tableOf } from '../../core/store/table.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
+import { spawnConnector } from '../e2e/support/child-connector.js';
 import { captureLogs } from '../e2e/support/log-capture.js';
 import { waitFor } from '../e2e/support/wait.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
@@ -83,5 +84,21 @@ describe('connector shutdown', { timeout: 90_000 }, () => {
 
     expect(listener.connections()).toBe(socketsBeforeStop);
     expect((await findAccount(table, 'stopper', true))?.status).toBe('reconnecting');
+  });
+
+  it('connector/main.ts on SIGTERM: logs "connector stopped" and exits 0', async () => {
+    const child = spawnConnector({
+      ...stack.env,
+      WA_WS_URL: listener.url,
+      WA_ROOT_PUBLIC_KEY: sandbox.descriptor.rootPublicKey,
+      WA_MEDIA_CA_FILE: sandbox.descriptor.mediaCaFile,
+    });
+    try {
+      await child.waitForLine('the connector to start', (l) => l.msg === 'connector started');
+      expect(await child.terminate()).toBe(0);
+      expect(child.lines.map((l) => l.msg)).toContain('connector stopped');
+    } finally {
+      await child.kill();
+    }
   });
 });

@@ -127,4 +127,27 @@ describe('webhook event queue, batched', () => {
     expect(await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 0 })).toEqual([]);
   });
 
+  it('changes the visibility of many events at once (more than one batch request) and answers the handles SQS refused', async () => {
+    const events = Array.from({ length: 12 }, (_, n) => eventFor(100 + n));
+    await Promise.all(events.map((event) => queues.sendWebhookEvent(event)));
+    const handles: string[] = [];
+    const deadline = Date.now() + 20_000;
+    while (handles.length < events.length && Date.now() < deadline) {
+      const batch = await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 600 });
+      handles.push(...batch.map((r) => r.receiptHandle));
+    }
+    expect(handles).toHaveLength(events.length);
+    const refused = await queues.changeWebhookVisibilities([...handles, 'not-a-receipt-handle'], 0);
+    expect(refused).toEqual(['not-a-receipt-handle']);
+    // Visible again at once, although they were received for ten minutes.
+    const again = new Set<string>();
+    while (again.size < events.length && Date.now() < deadline + 20_000) {
+      for (const r of await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 60 })) {
+        again.add(r.body.eventId);
+        await queues.ackWebhookEvent(r.receiptHandle);
+      }
+    }
+    expect([...again].sort()).toEqual(events.map((e) => e.eventId).sort());
+    await queues.flush();
+  });
 });

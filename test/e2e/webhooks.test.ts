@@ -44,8 +44,11 @@ describe('webhooks', () => {
   }
 
   beforeAll(async () => {
-    // Short retry delays: SQS visibility counts whole seconds, so retries come after 1, 2, 4 s.
-    gw = await startGateway({ overrides: { WEBHOOK_RETRY_BASE_MS: '500', WEBHOOK_MAX_ATTEMPTS: '5' } });
+    // Short retry delays: SQS visibility counts whole seconds, so retries come after 1, 2, 4 s;
+    // short probe delays: a receiver back up is probed within a second.
+    gw = await startGateway({
+      overrides: { WEBHOOK_RETRY_BASE_MS: '500', WEBHOOK_MAX_ATTEMPTS: '5', WEBHOOK_PROBE_BASE_MS: '200', WEBHOOK_PROBE_MAX_MS: '1000' },
+    });
     api = await startTestApi(gw.stack);
     await receiver.up();
     const registered = await api.call('POST', '/webhooks', { url: receiver.url });

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
-import { ensureResources } from '../../../core/resources.js';
+import { ensureResources, WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
 import { webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
@@ -39,7 +39,7 @@ interface Case {
 
 /**
  * Each case gets its own webhook queue and DLQ (so no event of another case reaches its
- * receiver) and a worker with short retry delays; the emulators are shared.
+ * receiver) and a worker with short retry and probe delays; the emulators are shared.
  */
 async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
   caseSeq += 1;
@@ -52,6 +52,8 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
     WEBHOOK_RETRY_BASE_MS: '500',
     WEBHOOK_MAX_ATTEMPTS: '3',
     WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_PROBE_BASE_MS: '200',
+    WEBHOOK_PROBE_MAX_MS: '1000',
     ...overrides,
   });
   await ensureResources(config, stack.clients, silentLogger);
@@ -181,6 +183,40 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('a receiver answering 500 for a while: only probes reach it while down, and every event arrives once it answers 2xx', async () => {
+    const c = await newCase({
+      WEBHOOK_MAX_ATTEMPTS: '10',
+      WEBHOOK_CIRCUIT_FAILURES: '3',
+    });
+    let down = true;
+    const receiver = new Receiver(() => (down ? 500 : 200));
+    const events = Array.from({ length: 20 }, (_, i) => c.event(i + 1));
+    try {
+      await receiver.up();
+      await c.register(receiver.url);
+      for (const event of events) await c.queues.sendWebhookEvent(event);
+      c.start();
+      // Down until some event comes round for its 5th attempt (0.5 + 1 + 2 + 4 s of backoff at
+      // the least): without a circuit every event would have been POSTed about four times by now.
+      await receiver.waitFor((posts) => posts.some((p) => Number(p.headers['x-webhook-attempt']) >= 5), 60_000);
+      const postsWhileDown = receiver.posts.length;
+      expect(postsWhileDown).toBeLessThan(2 * events.length);
+
+      down = false;
+      const answeredOk = () => receiver.posts.slice(postsWhileDown);
+      await receiver.waitFor(
+        () => events.every((e) => answeredOk().some((p) => p.headers['x-webhook-id'] === e.eventId)),
+        60_000,
+      );
+      await drained(c);
+      expect(await c.dlqEvents(1_000)).toEqual([]);
+      for (const event of events) expect(answeredOk().filter((p) => p.headers['x-webhook-id'] === event.eventId)).toHaveLength(1);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
   it('a receiver that always answers 4xx: the event ends in the DLQ after the configured attempts', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '3' });
     const receiver = new Receiver(() => 400);
@@ -278,7 +314,7 @@ describe('webhook delivery', () => {
 
 describe('configuration check', () => {
   it('warns at start when WEBHOOK_MAX_ATTEMPTS exceeds the queue redrive limit', async () => {
-    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '7' });
+    const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: String(WEBHOOK_MAX_RECEIVE_COUNT + 1) });
     const lines: Array<Record<string, unknown>> = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -288,7 +324,7 @@ describe('configuration check', () => {
     });
     const worker = startWebhookDelivery({ config: c.config, clients: stack.clients, logger: pino({ level: 'warn' }, sink), queues: c.queues });
     try {
-      await until(async () => lines.some((l) => l.maxReceiveCount === 5 && l.maxAttempts === 7), 15_000, 'the redrive warning');
+      await until(async () => lines.some((l) => l.maxReceiveCount === WEBHOOK_MAX_RECEIVE_COUNT && l.maxAttempts === WEBHOOK_MAX_RECEIVE_COUNT + 1), 15_000, 'the redrive warning');
     } finally {
       await worker.stop();
     }
@@ -296,8 +332,9 @@ describe('configuration check', () => {
 });
 
 describe('retry schedule', () => {
-  it('defaults keep retrying for at least 10 minutes', () => {
+  it('defaults keep retrying for hours, within the queue redrive limit', () => {
     const defaults = loadConfig({});
-    expect(minimumRetrySpanSeconds(defaults.WEBHOOK_MAX_ATTEMPTS, defaults.WEBHOOK_RETRY_BASE_MS)).toBeGreaterThanOrEqual(600);
+    expect(minimumRetrySpanSeconds(defaults.WEBHOOK_MAX_ATTEMPTS, defaults.WEBHOOK_RETRY_BASE_MS)).toBeGreaterThanOrEqual(4 * 60 * 60);
+    expect(defaults.WEBHOOK_MAX_ATTEMPTS).toBeLessThanOrEqual(WEBHOOK_MAX_RECEIVE_COUNT);
   });
 });

@@ -51,7 +51,8 @@ export function spawnConnector(env: Record<string, string>, nodeFlags: string[] 
   child.stderr?.on('data', (chunk: Buffer) => {
     if (process.env.E2E_LOG === '1') process.stderr.write(`[child:err] ${chunk.toString('utf8')}`);
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the last log lines may still be in the pipe when the process exits.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return {
     process: child,
     pid: child.pid ?? -1,

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IConstruct } from 'constructs';
 import { z } from 'zod';
-import { COMMAND_VISIBILITY_SECONDS } from '../../../core/resources.js';
+import { COMMAND_VISIBILITY_SECONDS, WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
+import { loadConfig } from '../../../core/config.js';
 import { parseGatewaySettings } from '../../../infra/aws/settings.js';
 import { createSynthDirectory, logicalIdOf, synthGateway, type SynthesizedGateway } from './synth-gateway.js';
 
@@ -101,14 +102,15 @@ describe('queues and alarms', () => {
     expect(template.toJSON().Resources[deadLetter].Properties).toMatchObject({ FifoQueue: true });
   });
 
-  it('webhook queue is a standard queue with a dead-letter queue after 5 receives (WEBHOOK_MAX_ATTEMPTS)', () => {
+  it('webhook queue is a standard queue with a dead-letter queue after 15 receives (at least WEBHOOK_MAX_ATTEMPTS)', () => {
     const deadLetter = logicalIdOf(findQueue('WebhookDeadLetterQueue'));
     const webhookQueue = template.toJSON().Resources[logicalIdOf(findQueue('WebhookQueue'))];
     expect(webhookQueue.Properties.FifoQueue).toBeUndefined();
     expect(webhookQueue.Properties.RedrivePolicy).toEqual({
       deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] },
-      maxReceiveCount: 5,
+      maxReceiveCount: WEBHOOK_MAX_RECEIVE_COUNT,
     });
+    expect(WEBHOOK_MAX_RECEIVE_COUNT).toBeGreaterThanOrEqual(loadConfig({}).WEBHOOK_MAX_ATTEMPTS);
   });
 
   it('every queue policy refuses requests without TLS', () => {

@@ -45,7 +45,8 @@ async function start(dataDir: string): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const lines: Array<Record<string, unknown>> = [];
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  // 'close', not 'exit': the last log lines may still be in the pipe when the process exits.
+  const exited = new Promise<number | null>((resolveExit) => child.once('close', (code) => resolveExit(code)));
   const ready = new Promise<Pick<Running, 'apiUrl' | 'endpoints'>>((resolveReady, reject) => {
     let endpoints: Running['endpoints'] | undefined;
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -67,14 +68,15 @@ async function start(dataDir: string): Promise<Running> {
   return { child, lines, exited, ...(await ready) };
 }
 
-async function stopWithCtrlC(running: Running): Promise<void> {
-  running.child.kill('SIGINT');
+/** Ctrl-C (SIGINT) or a service manager's SIGTERM: the stack stops, says so, and exits 0. */
+async function stopWith(running: Running, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT'): Promise<void> {
+  running.child.kill(signal);
   expect(await running.exited).toBe(0);
   expect(running.lines.some((l) => l.msg === 'stopped')).toBe(true);
 }
 
 describe('npm start (infra/local/start.ts)', () => {
-  it('serves /ping and accounts, stops cleanly on Ctrl-C, and a second start finds accounts and messages', async () => {
+  it('serves /ping and accounts, stops cleanly on Ctrl-C (and SIGTERM), and a second start finds accounts and messages', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'wa-start-'));
     dirs.push(dataDir);
     const id = `start${Date.now().toString(36)}`;
@@ -109,7 +111,7 @@ describe('npm start (infra/local/start.ts)', () => {
       text: 'still here',
     });
     destroyClients(clients);
-    await stopWithCtrlC(first);
+    await stopWith(first, 'SIGINT');
 
     const second = await start(dataDir);
     const account = (await (await fetch(`${second.apiUrl}/accounts/${id}`)).json()) as Record<string, unknown>;
@@ -118,7 +120,7 @@ describe('npm start (infra/local/start.ts)', () => {
       messages: Array<{ messageId: string; text: string }>;
     };
     expect(messages.messages).toEqual([expect.objectContaining({ messageId: 'KEPT1', text: 'still here' })]);
-    await stopWithCtrlC(second);
+    await stopWith(second, 'SIGTERM');
   });
 });
 
