@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import { Hono } from 'hono';
 import swaggerUiPackage from 'swagger-ui-dist/package.json' with { type: 'json' };
 import type { AppEnv } from './services.js';
@@ -80,27 +82,45 @@ window.ui = SwaggerUIBundle({
 `;
 }
 
+const gzipped = promisify(gzip);
+
+/** True unless the client refuses gzip or does not name it (`gzip;q=0`, or no header). */
+export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+  return (acceptEncoding ?? '').split(',').some((entry) => {
+    const [coding, ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
+    if (coding !== 'gzip') return false;
+    const quality = parameters.find((parameter) => parameter.startsWith('q='));
+    return quality === undefined || Number(quality.slice(2)) > 0;
+  });
+}
+
 export function docsRoutes(): Hono<AppEnv> {
-  // Read once per process, on first request; a failed read is retried next time.
-  const cache = new Map<AssetName, Promise<Buffer>>();
-  const load = (name: AssetName) => {
-    let content = cache.get(name);
+  // Read (and compressed) once per process, on first request; a failure is retried next time.
+  const cache = new Map<string, Promise<Buffer>>();
+  const remembered = (key: string, produce: () => Promise<Buffer>) => {
+    let content = cache.get(key);
     if (!content) {
-      content = readFile(join(assetFolder(), name));
-      content.catch(() => cache.delete(name));
-      cache.set(name, content);
+      content = produce();
+      content.catch(() => cache.delete(key));
+      cache.set(key, content);
     }
     return content;
   };
+  const load = (name: AssetName) => remembered(name, () => readFile(join(assetFolder(), name)));
+  // Compressed, swagger-ui-bundle.js (1.7 MB) fits the 1 MB response limit of a load balancer in
+  // front of Lambda (docs/deploy-aws.md), and every transfer is a quarter of the size.
+  const loadGzipped = (name: AssetName) => remembered(`${name}.gz`, async () => gzipped(await load(name)));
 
   // Plain Hono routes, not createRoute: the page is not part of the API it documents.
   const routes = new Hono<AppEnv>();
   routes.get('/docs', (c) => c.html(docsPage(false), 200, { 'Cache-Control': 'no-cache' }));
   routes.get('/docs/', (c) => c.html(docsPage(true), 200, { 'Cache-Control': 'no-cache' }));
   for (const [name, contentType] of Object.entries(SWAGGER_UI_ASSETS) as Array<[AssetName, string]>) {
-    routes.get(`/docs/${name}`, async (c) =>
-      c.body(new Uint8Array(await load(name)), 200, { 'Content-Type': contentType, 'Cache-Control': ASSET_CACHE_CONTROL }),
-    );
+    routes.get(`/docs/${name}`, async (c) => {
+      const headers = { 'Content-Type': contentType, 'Cache-Control': ASSET_CACHE_CONTROL, Vary: 'Accept-Encoding' };
+      if (!acceptsGzip(c.req.header('accept-encoding'))) return c.body(new Uint8Array(await load(name)), 200, headers);
+      return c.body(new Uint8Array(await loadGzipped(name)), 200, { ...headers, 'Content-Encoding': 'gzip' });
+    });
   }
   return routes;
 }

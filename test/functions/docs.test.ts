@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createClients } from '../../core/aws.js';
@@ -60,6 +61,24 @@ describe('GET /docs', () => {
     }
     const spec = await app.request(`${urls.spec?.pathname}`);
     expect(spec.status).toBe(200);
+  });
+
+  it('assets travel gzipped to a client that accepts gzip, as they are to one that does not', async () => {
+    const app = appWith();
+    for (const name of Object.keys(SWAGGER_UI_ASSETS)) {
+      const original = readFileSync(join(swaggerUiPackageFolder(), name));
+      const compressed = await app.request(`/docs/${name}`, { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect(compressed.status).toBe(200);
+      expect(compressed.headers.get('content-encoding')).toBe('gzip');
+      expect(compressed.headers.get('vary')).toBe('Accept-Encoding');
+      const bytes = Buffer.from(await compressed.arrayBuffer());
+      expect(bytes.length).toBeLessThan(original.length);
+      expect(gunzipSync(bytes).equals(original)).toBe(true);
+
+      const refused = await app.request(`/docs/${name}`, { headers: { 'accept-encoding': 'br, gzip;q=0' } });
+      expect(refused.headers.get('content-encoding')).toBeNull();
+      expect(Buffer.from(await refused.arrayBuffer()).equals(original)).toBe(true);
+    }
   });
 
   it('an asset the page does not use: 404', async () => {

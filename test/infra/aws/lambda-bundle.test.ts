@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { apiLambdaHandler } from '../../../infra/aws/api.js';
@@ -102,6 +103,19 @@ describe('Lambda handler, API Gateway v2 events, against the emulators', () => {
     }
   });
 
+  it('a browser gets swagger-ui-bundle.js gzipped, under the 1 MB response limit of a load balancer', async () => {
+    const result = await handler(
+      httpApiEvent('GET', '/docs/swagger-ui-bundle.js', undefined, { 'accept-encoding': 'gzip, deflate, br' }),
+      lambdaContext(),
+    );
+    expect(result.statusCode).toBe(200);
+    expect(result.headers?.['content-encoding']).toBe('gzip');
+    expect(result.isBase64Encoded).toBe(true);
+    expect(Buffer.byteLength(result.body ?? '')).toBeLessThan(1_000_000);
+    const original = readFileSync(path.join(bundle.assetDir, 'swagger-ui-bundle.js'));
+    expect(gunzipSync(Buffer.from(result.body ?? '', 'base64')).equals(original)).toBe(true);
+  });
+
   it('GET /ping: 200 {ok, pong, time}', async () => {
     const { status, json } = await invoke('GET', '/ping');
     expect(status).toBe(200);
@@ -132,7 +146,7 @@ describe('Lambda handler, API Gateway v2 events, against the emulators', () => {
   });
 });
 
-function httpApiEvent(method: string, rawPath: string, body?: unknown): APIGatewayProxyEventV2 {
+function httpApiEvent(method: string, rawPath: string, body?: unknown, headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
   return {
     version: '2.0',
     routeKey: '$default',
@@ -141,6 +155,7 @@ function httpApiEvent(method: string, rawPath: string, body?: unknown): APIGatew
     headers: {
       host: 'abc123.execute-api.eu-west-1.amazonaws.com',
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
     },
     requestContext: {
       accountId: '123456789012',
