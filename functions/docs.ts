@@ -37,8 +37,8 @@ export function swaggerUiPackageFolder(): string {
 }
 
 /**
- * Next to the bundle when running as the Lambda bundle; the package's folder when running from
- * source (functions/swagger-ui does not exist).
+ * Next to the bundle when running as the Lambda bundle; otherwise (from source, or the Docker
+ * image's bundle, which keeps node_modules) the package's own folder.
  */
 function assetFolder(): string {
   const besideThisModule = fileURLToPath(new URL(`./${BUNDLED_ASSET_FOLDER}/`, import.meta.url));
