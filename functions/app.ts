@@ -4,6 +4,7 @@ import { accountRoutes } from './accounts.js';
 import { authenticate } from './auth.js';
 import { chatRoutes } from './chats.js';
 import { connectionRoutes } from './connection.js';
+import { docsRoutes } from './docs.js';
 import { handleError } from './errors.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', webhookRoutes(services));
   app.route('/', keyRoutes(services));
   app.route('/', qrRoutes(services));
+  app.route('/', docsRoutes());
 
   // Every route but the public ones (functions/auth.ts) takes a key when API_KEY is set.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

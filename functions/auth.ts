@@ -1,11 +1,12 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../core/logger.js';
 import { hashKey, sameHash, touchApiKey, verifyAccountKey } from '../core/store/api-keys.js';
+import { DOCS_PATHS } from './docs.js';
 import type { ErrorBody } from './errors.js';
 import type { AppEnv, Services } from './services.js';
 
-/** Routes anyone may call, keys or not: liveness and the API's own description. */
-export const PUBLIC_PATHS = new Set(['/ping', '/openapi.json', '/docs']);
+/** Routes anyone may call, keys or not: liveness and the API's own description, as data and as a page. */
+export const PUBLIC_PATHS = new Set(['/ping', '/openapi.json', ...DOCS_PATHS]);
 
 /** `lastUsedAt` is written at most this often per key, off the request's path. */
 const LAST_USED_RESOLUTION_MS = 60_000;

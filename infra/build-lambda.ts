@@ -1,8 +1,9 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES, swaggerUiPackageFolder } from '../functions/docs.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -11,7 +12,10 @@ export interface LambdaBundle {
   outdir: string;
   /** The bundle file, `index.mjs` (handler `index.handler`). */
   file: string;
+  /** Size of the bundle file alone (what a cold start loads). */
   bytes: number;
+  /** The Swagger UI files of `/docs`, beside the bundle: read on request, never loaded at start. */
+  assetDir: string;
 }
 
 const BUILTIN_SHIM = 'builtin-via-require';
@@ -56,7 +60,9 @@ const withoutZodLocales: Plugin = {
 
 /**
  * Bundles functions/lambda.ts into one minified ESM file, `<outdir>/index.mjs`, with every
- * dependency inside (the AWS SDK too: the runtime's copy may lag the version we test against).
+ * dependency inside (the AWS SDK too: the runtime's copy may lag the version we test against),
+ * and copies the Swagger UI files `/docs` serves into `<outdir>/swagger-ui/` (functions/docs.ts
+ * looks for them there, beside the module).
  */
 export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {
   const target = resolve(outdir);
@@ -81,5 +87,11 @@ export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {
     plugins: [builtinsViaRequire, withoutZodLocales],
     logLevel: 'warning',
   });
-  return { outdir: target, file, bytes: (await stat(file)).size };
+  const assetDir = join(target, BUNDLED_ASSET_FOLDER);
+  await mkdir(assetDir);
+  const packageFolder = swaggerUiPackageFolder();
+  for (const name of [...Object.keys(SWAGGER_UI_ASSETS), ...SWAGGER_UI_LICENSE_FILES]) {
+    await copyFile(join(packageFolder, name), join(assetDir, name));
+  }
+  return { outdir: target, file, bytes: (await stat(file)).size, assetDir };
 }

@@ -74,6 +74,22 @@ describe('Lambda handler with API_KEY', () => {
     expect((await call('GET', '/ping')).status).toBe(200);
   });
 
+  it('/docs, /docs/ and their Swagger UI assets stay public, with their content types', async () => {
+    const expected: Record<string, RegExp> = {
+      '/docs': /^text\/html/,
+      '/docs/': /^text\/html/,
+      '/docs/swagger-ui.css': /^text\/css/,
+      '/docs/swagger-ui-bundle.js': /^text\/javascript/,
+    };
+    for (const [path, contentType] of Object.entries(expected)) {
+      const result = await handler(event('GET', path));
+      expect(result.statusCode, path).toBe(200);
+      expect(String(result.headers?.['content-type']), path).toMatch(contentType);
+    }
+    const page = await handler(event('GET', '/docs'));
+    expect(String(page.body)).toContain('"openapi.json"');
+  });
+
   it('admin: both keys of a rotation, read from the secret at cold start, work', async () => {
     expect(extension.requests).toEqual([SECRET_ARN]);
     expect((await call('GET', '/accounts', bearer(ADMIN_OLD))).status).toBe(200);

@@ -3,10 +3,12 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { apiLambdaHandler } from '../../../infra/aws/api.js';
 import { buildLambdaBundle, type LambdaBundle } from '../../../infra/build-lambda.js';
+import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES } from '../../../functions/docs.js';
 import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 /** The artifact the stack deploys: built once here, checked, then invoked in-process. */
@@ -25,14 +27,25 @@ beforeAll(async () => {
 afterAll(() => rmSync(workdir, { recursive: true, force: true }));
 
 describe('Lambda bundle', () => {
-  it('is one ESM file whose name and export match the function handler setting', () => {
+  it('is one ESM file whose name and export match the function handler setting, beside the /docs assets', () => {
     const [file, exportName] = apiLambdaHandler.split('.');
-    expect(readdirSync(bundle.outdir)).toEqual([`${file}.mjs`]);
+    expect(readdirSync(bundle.outdir).sort()).toEqual([`${file}.mjs`, BUNDLED_ASSET_FOLDER].sort());
+    expect(readdirSync(bundle.assetDir).sort()).toEqual([...Object.keys(SWAGGER_UI_ASSETS), ...SWAGGER_UI_LICENSE_FILES].sort());
     expect(source).toMatch(new RegExp(`export\\s*\\{[^}]*\\bas ${exportName}\\b|export\\s*\\{[^}]*\\b${exportName}\\b`));
   });
 
   it(`stays under 1.5 MiB (${maxBundleBytes} bytes)`, () => {
     expect(bundle.bytes).toBeLessThan(maxBundleBytes);
+  });
+
+  it('leaves Swagger UI out of the JS: the /docs assets are separate files, read on request', () => {
+    for (const name of Object.keys(SWAGGER_UI_ASSETS)) {
+      const asset = readFileSync(path.join(bundle.assetDir, name), 'utf8');
+      for (const at of [0.25, 0.5, 0.75]) {
+        const start = Math.floor(asset.length * at);
+        expect(source, name).not.toContain(asset.slice(start, start + 200));
+      }
+    }
   });
 
   it("contains none of the connector's dependencies (Baileys, libsignal, sharp, ffmpeg)", () => {
@@ -66,11 +79,42 @@ describe('Lambda handler, API Gateway v2 events, against the emulators', () => {
     await stack?.stop();
   });
 
-  const invoke = async (method: string, rawPath: string, body?: unknown) => {
+  const invokeRaw = async (method: string, rawPath: string, body?: unknown) => {
     const result = await handler(httpApiEvent(method, rawPath, body), lambdaContext());
     const text = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64').toString('utf8') : (result.body ?? '');
-    return { status: result.statusCode, json: JSON.parse(text) as Record<string, unknown> };
+    return { status: result.statusCode, headers: result.headers ?? {}, text };
   };
+  const invoke = async (method: string, rawPath: string, body?: unknown) => {
+    const { status, text } = await invokeRaw(method, rawPath, body);
+    return { status, json: JSON.parse(text) as Record<string, unknown> };
+  };
+
+  it('GET /docs and its assets, served from the files beside the bundle (no node_modules here)', async () => {
+    const page = await invokeRaw('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(String(page.headers['content-type'])).toMatch(/^text\/html/);
+    expect(page.text).toContain('docs/swagger-ui-bundle.js');
+    expect(page.text).toContain('"openapi.json"');
+    for (const [name, contentType] of Object.entries(SWAGGER_UI_ASSETS)) {
+      const asset = await invokeRaw('GET', `/docs/${name}`);
+      expect(asset.status, name).toBe(200);
+      expect(asset.headers['content-type']).toBe(contentType);
+      expect(asset.text).toBe(readFileSync(path.join(bundle.assetDir, name), 'utf8'));
+    }
+  });
+
+  it('a browser gets swagger-ui-bundle.js gzipped, under the 1 MB response limit of a load balancer', async () => {
+    const result = await handler(
+      httpApiEvent('GET', '/docs/swagger-ui-bundle.js', undefined, { 'accept-encoding': 'gzip, deflate, br' }),
+      lambdaContext(),
+    );
+    expect(result.statusCode).toBe(200);
+    expect(result.headers?.['content-encoding']).toBe('gzip');
+    expect(result.isBase64Encoded).toBe(true);
+    expect(Buffer.byteLength(result.body ?? '')).toBeLessThan(1_000_000);
+    const original = readFileSync(path.join(bundle.assetDir, 'swagger-ui-bundle.js'));
+    expect(gunzipSync(Buffer.from(result.body ?? '', 'base64')).equals(original)).toBe(true);
+  });
 
   it('GET /ping: 200 {ok, pong, time}', async () => {
     const { status, json } = await invoke('GET', '/ping');
@@ -102,7 +146,7 @@ describe('Lambda handler, API Gateway v2 events, against the emulators', () => {
   });
 });
 
-function httpApiEvent(method: string, rawPath: string, body?: unknown): APIGatewayProxyEventV2 {
+function httpApiEvent(method: string, rawPath: string, body?: unknown, headers: Record<string, string> = {}): APIGatewayProxyEventV2 {
   return {
     version: '2.0',
     routeKey: '$default',
@@ -111,6 +155,7 @@ function httpApiEvent(method: string, rawPath: string, body?: unknown): APIGatew
     headers: {
       host: 'abc123.execute-api.eu-west-1.amazonaws.com',
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
     },
     requestContext: {
       accountId: '123456789012',
