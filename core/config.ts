@@ -79,6 +79,15 @@ export const configSchema = z.object({
     .transform((v) => v === 'true')
     .describe('`true`: webhooks may target loopback and private addresses (`npm start` sets it unless given; AWS: false)'),
 
+  /**
+   * `sandbox`: `npm start` runs the offline sandbox network in its own process and fills in the
+   * three WA_* settings itself (same as `npm start -- --sandbox`). Only the local stack reads it.
+   */
+  WA_NETWORK: z
+    .enum(['whatsapp', 'sandbox'])
+    .default('whatsapp')
+    .describe('`sandbox`: `npm start` runs the sandbox network itself and points the connector at it (as `npm start -- --sandbox`); `whatsapp`: the three `WA_*` settings decide'),
+
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
   WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),
