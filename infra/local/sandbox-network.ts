@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { ConfigError } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 
@@ -19,7 +20,27 @@ export interface LocalSandbox {
  */
 export const DEFAULT_SANDBOX_PORTS = { chat: 7700, control: 7701, media: 7702 } as const;
 
-export async function startLocalSandbox(dataDir: string, logger: Logger): Promise<LocalSandbox> {
+/** SANDBOX_PORT, SANDBOX_CONTROL_PORT, SANDBOX_MEDIA_PORT, as `npm run sandbox` reads them (0: any free port). */
+export function sandboxPortsFrom(env: NodeJS.ProcessEnv): { chat: number; control: number; media: number } {
+  const port = (name: string, fallback: number) => {
+    const text = env[name];
+    if (!text) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(`${name} must be a port number (0: any free port)`);
+    return value;
+  };
+  return {
+    chat: port('SANDBOX_PORT', DEFAULT_SANDBOX_PORTS.chat),
+    control: port('SANDBOX_CONTROL_PORT', DEFAULT_SANDBOX_PORTS.control),
+    media: port('SANDBOX_MEDIA_PORT', DEFAULT_SANDBOX_PORTS.media),
+  };
+}
+
+export async function startLocalSandbox(
+  dataDir: string,
+  logger: Logger,
+  ports = DEFAULT_SANDBOX_PORTS as { chat: number; control: number; media: number },
+): Promise<LocalSandbox> {
   const common = {
     dataDir: resolve(dataDir, 'sandbox'),
     descriptorFile: resolve(dataDir, 'sandbox.json'),
@@ -27,15 +48,10 @@ export async function startLocalSandbox(dataDir: string, logger: Logger): Promis
   };
   let sandbox: RunningSandbox;
   try {
-    sandbox = await startSandbox({
-      ...common,
-      port: DEFAULT_SANDBOX_PORTS.chat,
-      controlPort: DEFAULT_SANDBOX_PORTS.control,
-      mediaPort: DEFAULT_SANDBOX_PORTS.media,
-    });
+    sandbox = await startSandbox({ ...common, port: ports.chat, controlPort: ports.control, mediaPort: ports.media });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    logger.info({ ports: DEFAULT_SANDBOX_PORTS }, 'sandbox default ports taken: using others');
+    logger.warn({ ports }, 'sandbox ports taken: using others (the start-up summary names them)');
     sandbox = await startSandbox({ ...common, reusePorts: true });
   }
   const { descriptor } = sandbox;

@@ -53,6 +53,10 @@ export async function startLocalStack(
   try {
     let config = loadConfig(env);
     logger.level = config.LOG_LEVEL;
+    const runSandbox = options.sandbox || config.WA_NETWORK === 'sandbox';
+    if (runSandbox && (config.WA_WS_URL || config.WA_ROOT_PUBLIC_KEY || config.WA_MEDIA_CA_FILE)) {
+      throw new ConfigError('The sandbox network is started here: leave WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE unset');
+    }
     let emulators: Emulators | undefined;
     if (usesDefaultAwsEndpoints(config)) {
       silenceSqliteExperimentalWarning();
@@ -65,15 +69,12 @@ export async function startLocalStack(
     }
 
     let sandbox: LocalSandbox | undefined;
-    if (options.sandbox || config.WA_NETWORK === 'sandbox') {
-      if (config.WA_WS_URL || config.WA_ROOT_PUBLIC_KEY || config.WA_MEDIA_CA_FILE) {
-        throw new ConfigError('The sandbox network is started here: leave WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE unset');
-      }
-      const { startLocalSandbox } = await import('./sandbox-network.js');
+    if (runSandbox) {
+      const { sandboxPortsFrom, startLocalSandbox } = await import('./sandbox-network.js');
       const sandboxLogger = logger.child({ component: 'sandbox' });
       // The sandbox reports only trouble unless asked (as `npm run sandbox` does).
       sandboxLogger.level = env.SANDBOX_LOG_LEVEL || 'warn';
-      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger);
+      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(env));
       stops.push({ name: 'sandbox', stop: () => sandbox!.sandbox.stop() });
       config = { ...config, ...sandbox.env };
       logger.info({ controlUrl: sandbox.sandbox.descriptor.controlUrl, wsUrl: sandbox.env.WA_WS_URL }, 'sandbox network started');
