@@ -92,7 +92,7 @@ export async function startLocalStack(
 
     // The one place the connector is started for the local stack.
     const { startConnector } = await import('../../connector/connector.js');
-    const connector = await startConnector({ config, clients, logger });
+    const connector = await startConnector({ config, clients, logger, printTerminalQr: terminalQrPrinter(!sandbox) });
     stops.push({ name: 'connector', stop: () => connector.stop() });
 
     const sandboxControlUrl = sandbox?.sandbox.descriptor.controlUrl;
@@ -107,6 +107,16 @@ export async function startLocalStack(
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * The QR drawing is for a person with a phone camera: on a terminal, and only for real WhatsApp
+ * (a sandbox phone scans the text, `npm run sandbox:link`). The structured `qr` line is always logged.
+ */
+export function terminalQrPrinter(realWhatsApp: boolean, out: { isTTY?: boolean; write(text: string): unknown } = process.stdout) {
+  return (drawing: string): void => {
+    if (realWhatsApp && out.isTTY) out.write(drawing);
+  };
 }
 
 /** fauxqs persists with node:sqlite, which Node 22 flags as experimental on every start. */

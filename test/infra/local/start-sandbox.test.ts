@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { terminalQrPrinter } from '../../../infra/local/start.js';
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
@@ -13,6 +14,7 @@ interface Running {
   apiUrl: string;
   controlUrl: string;
   lines: Array<Record<string, unknown>>;
+  stderr: () => string;
   exited: Promise<number | null>;
 }
 
@@ -44,6 +46,8 @@ async function start(env: NodeJS.ProcessEnv, args: string[]): Promise<Running> {
   });
   children.push(child);
   const lines: Array<Record<string, unknown>> = [];
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const ready = new Promise<{ apiUrl: string; controlUrl: string }>((resolveReady, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -53,7 +57,7 @@ async function start(env: NodeJS.ProcessEnv, args: string[]): Promise<Running> {
     });
     void exited.then((code) => reject(new Error(`npm start exited early with ${code}`)));
   });
-  return { child, lines, exited, ...(await ready) };
+  return { child, lines, stderr: () => stderr, exited, ...(await ready) };
 }
 
 async function stopWithCtrlC(running: Running): Promise<void> {
@@ -139,6 +143,9 @@ describe('npm start -- --sandbox', () => {
       .poll(async () => (await call(chatMessages)).body.messages, { timeout: 30_000 })
       .toContainEqual(expect.objectContaining({ text: 'hello back', fromMe: false }));
 
+    // Not a terminal: JSON lines only on stdout (parsed above), and no QR drawing anywhere.
+    expect(first.stderr()).not.toContain('QR code for account');
+
     // Linking again is a no-op for a connected account.
     const again = await link(dataDir, [accountId, phone]);
     expect(JSON.parse(again.stdout)).toMatchObject({ ok: true, status: 'connected' });
@@ -167,5 +174,17 @@ describe('npm start -- --sandbox', () => {
     const code = await new Promise<number | null>((resolveExit) => child.once('exit', (exitCode) => resolveExit(exitCode)));
     expect(code).toBe(1);
     expect(stdout).toContain('leave WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE unset');
+  });
+});
+
+describe('the QR drawing of npm start', () => {
+  it('is drawn on a terminal for real WhatsApp only', () => {
+    const drawn: string[] = [];
+    const terminal = { isTTY: true, write: (text: string) => drawn.push(`tty:${text}`) };
+    const pipe = { isTTY: false, write: (text: string) => drawn.push(`pipe:${text}`) };
+    terminalQrPrinter(true, terminal)('▄▄');
+    terminalQrPrinter(true, pipe)('▄▄');
+    terminalQrPrinter(false, terminal)('▄▄');
+    expect(drawn).toEqual(['tty:▄▄']);
   });
 });
