@@ -51,11 +51,14 @@ export function summaryText(summary: StartupSummary): string {
   if (sandboxControlUrl) {
     lines.push(
       'Link it to sandbox phone 15550000001 (creates the phone, scans the QR):',
-      '  npm run sandbox:link -- alice 15550000001',
+      `  ${summary.dataDir === resolve('./data') ? '' : `DATA_DIR=${summary.dataDir} `}npm run sandbox:link -- alice 15550000001`,
       'Send to another sandbox phone, and read what it received:',
       `  curl -s -XPOST ${sandboxControlUrl}/phones ${json} -d '{"phone":"15550000002"}'`,
       `  curl -s -XPOST ${apiUrl}/accounts/alice/message/send${key} ${json} -d '{"to":"15550000002@s.whatsapp.net","message":"hi"}'`,
       `  curl -s ${sandboxControlUrl}/phones/15550000002/messages`,
+      'Let that phone write to alice, and read the chat through the API:',
+      `  curl -s -XPOST ${sandboxControlUrl}/phones/15550000002/messages ${json} -d '{"to":"15550000001","text":"hello alice"}'`,
+      `  curl -s ${apiUrl}/accounts/alice/chats/15550000002@s.whatsapp.net/messages${key}`,
     );
   } else {
     lines.push('Link it: scan the QR drawn below with WhatsApp > Settings > Linked devices > Link a device.');

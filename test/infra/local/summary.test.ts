@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -44,8 +45,11 @@ describe('npm start summary', () => {
     const text = summaryText(onSandbox);
     expect(text).toContain('API docs  http://127.0.0.1:3000/docs');
     expect(text).toContain('control API http://127.0.0.1:7701');
-    expect(text).toContain('npm run sandbox:link -- alice 15550000001');
+    // The helper finds the stack through DATA_DIR: named unless it is the default.
+    expect(text).toContain('  DATA_DIR=/srv/data npm run sandbox:link -- alice 15550000001');
+    expect(summaryText({ ...onSandbox, dataDir: resolve('./data') })).toContain('\n  npm run sandbox:link -- alice 15550000001');
     expect(text).toContain('curl -s http://127.0.0.1:7701/phones/15550000002/messages');
+    expect(text).toContain('curl -s http://127.0.0.1:3000/accounts/alice/chats/15550000002@s.whatsapp.net/messages');
     expect(summaryText({ ...onSandbox, auth: 'on' })).toContain('-H "x-api-key: $API_KEY"');
     const onWhatsApp = summaryText(startupSummary({ apiUrl: 'http://h:1', dataDir: '/d', sandboxControlUrl: undefined, authOn: false }));
     expect(onWhatsApp).toContain('scan the QR');
