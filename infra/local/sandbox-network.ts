@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ConfigError } from '../../core/config.js';
+import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 
@@ -20,19 +20,12 @@ export interface LocalSandbox {
  */
 export const DEFAULT_SANDBOX_PORTS = { chat: 7700, control: 7701, media: 7702 } as const;
 
-/** SANDBOX_PORT, SANDBOX_CONTROL_PORT, SANDBOX_MEDIA_PORT, as `npm run sandbox` reads them (0: any free port). */
-export function sandboxPortsFrom(env: NodeJS.ProcessEnv): { chat: number; control: number; media: number } {
-  const port = (name: string, fallback: number) => {
-    const text = env[name];
-    if (!text) return fallback;
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < 0 || value > 65535) throw new ConfigError(`${name} must be a port number (0: any free port)`);
-    return value;
-  };
+/** The ports asked for in the configuration, the defaults for the others. */
+export function sandboxPortsFrom(config: Pick<Config, 'SANDBOX_PORT' | 'SANDBOX_CONTROL_PORT' | 'SANDBOX_MEDIA_PORT'>) {
   return {
-    chat: port('SANDBOX_PORT', DEFAULT_SANDBOX_PORTS.chat),
-    control: port('SANDBOX_CONTROL_PORT', DEFAULT_SANDBOX_PORTS.control),
-    media: port('SANDBOX_MEDIA_PORT', DEFAULT_SANDBOX_PORTS.media),
+    chat: config.SANDBOX_PORT ?? DEFAULT_SANDBOX_PORTS.chat,
+    control: config.SANDBOX_CONTROL_PORT ?? DEFAULT_SANDBOX_PORTS.control,
+    media: config.SANDBOX_MEDIA_PORT ?? DEFAULT_SANDBOX_PORTS.media,
   };
 }
 

@@ -73,8 +73,8 @@ export async function startLocalStack(
       const { sandboxPortsFrom, startLocalSandbox } = await import('./sandbox-network.js');
       const sandboxLogger = logger.child({ component: 'sandbox' });
       // The sandbox reports only trouble unless asked (as `npm run sandbox` does).
-      sandboxLogger.level = env.SANDBOX_LOG_LEVEL || 'warn';
-      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(env));
+      sandboxLogger.level = config.SANDBOX_LOG_LEVEL;
+      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(config));
       stops.push({ name: 'sandbox', stop: () => sandbox!.sandbox.stop() });
       config = { ...config, ...sandbox.env };
       logger.info({ controlUrl: sandbox.sandbox.descriptor.controlUrl, wsUrl: sandbox.env.WA_WS_URL }, 'sandbox network started');
