@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { ConfigError, loadConfig } from '../../core/config.js';
 import { readStackFile } from './stack-file.js';
 
 /**
@@ -133,7 +134,7 @@ export function parseLinkArgs(args: string[]): LinkRequest {
 
 async function main(): Promise<void> {
   const request = parseLinkArgs(process.argv.slice(2));
-  const dataDir = resolve(process.env.DATA_DIR || './data');
+  const dataDir = resolve(loadConfig().DATA_DIR);
   const stack = await readStackFile(dataDir);
   if (!stack?.sandboxControlUrl) {
     throw new LinkError(`no sandbox stack in ${dataDir}: start one with \`npm start -- --sandbox\` (same DATA_DIR)`);
@@ -149,7 +150,8 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
-    process.stderr.write(`sandbox:link: ${error instanceof LinkError ? error.message : String(error)}\n`);
+    const known = error instanceof LinkError || error instanceof ConfigError;
+    process.stderr.write(`sandbox:link: ${known ? error.message : String(error)}\n`);
     process.exit(1);
   });
 }
