@@ -81,6 +81,11 @@ export const configSchema = z.object({
     .transform((v) => v === 'true')
     .describe('`true`: webhooks may target loopback and private addresses (`npm start` sets it unless given; AWS: false)'),
 
+  /** Sandbox network (all three, or none for real WhatsApp). */
+  WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
+  WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),
+  WA_MEDIA_CA_FILE: optionalString.describe("PEM file of the CA of the sandbox's HTTPS media host"),
+
   /**
    * `sandbox`: `npm start` runs the offline sandbox network in its own process and fills in the
    * three WA_* settings itself (same as `npm start -- --sandbox`). Only the local stack reads it.
@@ -95,11 +100,6 @@ export const configSchema = z.object({
   SANDBOX_CONTROL_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's control API port (unset: 7701, or any when taken)"),
   SANDBOX_MEDIA_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's media host port (unset: 7702, or any when taken)"),
   SANDBOX_LOG_LEVEL: logLevel.default('warn').describe("With `WA_NETWORK=sandbox`: the sandbox's own log level"),
-
-  /** Sandbox network (all three, or none for real WhatsApp). */
-  WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
-  WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),
-  WA_MEDIA_CA_FILE: optionalString.describe("PEM file of the CA of the sandbox's HTTPS media host"),
 });
 
 export type Config = z.infer<typeof configSchema>;
