@@ -9,12 +9,14 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+const optionalPort = z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional());
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('API port (`0`: any free port)'),
   HOST: z.string().default('127.0.0.1').describe('API listen address'),
   DATA_DIR: z.string().default('./data').describe('Where the embedded emulators of `npm start` keep their data'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino level: fatal, error, warn, info, debug, trace or silent'),
+  LOG_LEVEL: logLevel.default('info').describe('pino level: fatal, error, warn, info, debug, trace or silent'),
 
   AWS_REGION: z.string().default('us-east-1').describe('Region of every AWS client'),
   AWS_ENDPOINT_URL: optionalString.describe('One endpoint for all services (LocalStack); turns the embedded stack off'),
@@ -100,6 +102,21 @@ export const configSchema = z.object({
   WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
   WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),
   WA_MEDIA_CA_FILE: optionalString.describe("PEM file of the CA of the sandbox's HTTPS media host"),
+
+  /**
+   * `sandbox`: `npm start` runs the offline sandbox network in its own process and fills in the
+   * three WA_* settings itself (same as `npm start -- --sandbox`). Only the local stack reads it.
+   */
+  WA_NETWORK: z
+    .enum(['whatsapp', 'sandbox'])
+    .default('whatsapp')
+    .describe('`sandbox`: `npm start` runs the sandbox network itself and points the connector at it (as `npm start -- --sandbox`); `whatsapp`: the three `WA_*` settings decide'),
+
+  /** Ports of the sandbox that `npm start -- --sandbox` runs (unset: 7700, 7701, 7702, or others when taken). */
+  SANDBOX_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's WebSocket port (unset: 7700, or any when taken; `0`: any free port)"),
+  SANDBOX_CONTROL_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's control API port (unset: 7701, or any when taken)"),
+  SANDBOX_MEDIA_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's media host port (unset: 7702, or any when taken)"),
+  SANDBOX_LOG_LEVEL: logLevel.default('warn').describe("With `WA_NETWORK=sandbox`: the sandbox's own log level"),
 });
 
 export type Config = z.infer<typeof configSchema>;

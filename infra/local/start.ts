@@ -4,18 +4,24 @@ import { ConfigError, loadConfig, usesDefaultAwsEndpoints, type Config } from '.
 import { logger } from '../../core/logger.js';
 import { ensureResources } from '../../core/resources.js';
 import type { Emulators } from './emulators.js';
+import type { LocalSandbox } from './sandbox-network.js';
+import { writeStackFile } from './stack-file.js';
+import { printStartupSummary, startupSummary } from './summary.js';
 
 /**
  * `npm start`: the whole gateway in one process tree. With no AWS_ENDPOINT_URL* set, the
  * embedded AWS (dynalite, s3rver, fauxqs) runs on loopback ports with its data under DATA_DIR;
- * otherwise the given endpoints (LocalStack, MinIO, AWS) are used. Then the API on PORT and the
- * connector. SIGINT/SIGTERM stop everything in reverse order; a second signal exits at once.
+ * otherwise the given endpoints (LocalStack, MinIO, AWS) are used. With `--sandbox` (or
+ * WA_NETWORK=sandbox) the sandbox WhatsApp network runs too, and the connector is pointed at
+ * it. Then the API on PORT and the connector. SIGINT/SIGTERM stop everything in reverse order; a second signal exits at once.
  */
 export interface LocalStack {
   apiUrl: string;
   config: Config;
   /** Present when the embedded emulators run. */
   emulators?: Emulators;
+  /** Present when the stack runs the sandbox network. */
+  sandbox?: LocalSandbox;
   stop(): Promise<void>;
 }
 
@@ -27,7 +33,15 @@ export function localDefaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...env, WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE || 'true' };
 }
 
-export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env): Promise<LocalStack> {
+export interface LocalStackOptions {
+  /** Run the sandbox network and point the connector at it (`npm start -- --sandbox`). */
+  sandbox?: boolean;
+}
+
+export async function startLocalStack(
+  givenEnv: NodeJS.ProcessEnv = process.env,
+  options: LocalStackOptions = {},
+): Promise<LocalStack> {
   const env = localDefaults(givenEnv);
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
   const stopAll = async () => {
@@ -39,6 +53,10 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env)
   try {
     let config = loadConfig(env);
     logger.level = config.LOG_LEVEL;
+    const runSandbox = options.sandbox || config.WA_NETWORK === 'sandbox';
+    if (runSandbox && (config.WA_WS_URL || config.WA_ROOT_PUBLIC_KEY || config.WA_MEDIA_CA_FILE)) {
+      throw new ConfigError('The sandbox network is started here: leave WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE unset');
+    }
     let emulators: Emulators | undefined;
     if (usesDefaultAwsEndpoints(config)) {
       silenceSqliteExperimentalWarning();
@@ -48,6 +66,18 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env)
       stops.push({ name: 'emulators', stop: () => emulators!.stop() });
       config = loadConfig({ ...env, ...emulators.env });
       logger.info({ dataDir: config.DATA_DIR, endpoints: emulators.endpoints }, 'embedded AWS started');
+    }
+
+    let sandbox: LocalSandbox | undefined;
+    if (runSandbox) {
+      const { sandboxPortsFrom, startLocalSandbox } = await import('./sandbox-network.js');
+      const sandboxLogger = logger.child({ component: 'sandbox' });
+      // The sandbox reports only trouble unless asked (as `npm run sandbox` does).
+      sandboxLogger.level = config.SANDBOX_LOG_LEVEL;
+      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(config));
+      stops.push({ name: 'sandbox', stop: () => sandbox!.sandbox.stop() });
+      config = { ...config, ...sandbox.env };
+      logger.info({ controlUrl: sandbox.sandbox.descriptor.controlUrl, wsUrl: sandbox.env.WA_WS_URL }, 'sandbox network started');
     }
 
     const clients = createClients(config);
@@ -62,14 +92,31 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env)
 
     // The one place the connector is started for the local stack.
     const { startConnector } = await import('../../connector/connector.js');
-    const connector = await startConnector({ config, clients, logger });
+    const connector = await startConnector({ config, clients, logger, printTerminalQr: terminalQrPrinter(!sandbox) });
     stops.push({ name: 'connector', stop: () => connector.stop() });
 
-    return { apiUrl: api.url, config, ...(emulators ? { emulators } : {}), stop: stopAll };
+    const sandboxControlUrl = sandbox?.sandbox.descriptor.controlUrl;
+    await writeStackFile(config.DATA_DIR, { apiUrl: api.url, ...(sandboxControlUrl ? { sandboxControlUrl } : {}) });
+    printStartupSummary(
+      startupSummary({ apiUrl: api.url, dataDir: config.DATA_DIR, sandboxControlUrl, authOn: Boolean(env.API_KEY) }),
+      logger,
+    );
+
+    return { apiUrl: api.url, config, ...(emulators ? { emulators } : {}), ...(sandbox ? { sandbox } : {}), stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * The QR drawing is for a person with a phone camera: on a terminal, and only for real WhatsApp
+ * (a sandbox phone scans the text, `npm run sandbox:link`). The structured `qr` line is always logged.
+ */
+export function terminalQrPrinter(realWhatsApp: boolean, out: { isTTY?: boolean; write(text: string): unknown } = process.stdout) {
+  return (drawing: string): void => {
+    if (realWhatsApp && out.isTTY) out.write(drawing);
+  };
 }
 
 /** fauxqs persists with node:sqlite, which Node 22 flags as experimental on every start. */
@@ -85,7 +132,7 @@ function silenceSqliteExperimentalWarning(): void {
 const DUPLICATE_SIGNAL_MS = 1000;
 
 async function main(): Promise<void> {
-  const stack = await startLocalStack();
+  const stack = await startLocalStack(process.env, { sandbox: process.argv.slice(2).includes('--sandbox') });
   let firstSignalAt: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
     // Ctrl-C reaches us from the terminal and again relayed by tsx: only a signal well after
