@@ -30,7 +30,7 @@ function routeFor(kind: MediaKind) {
   return createRoute({
     method: 'post',
     path: `/accounts/{accountId}/message/send/${kind}`,
-    summary: `Send ${kind === 'audio' ? 'an' : 'a'} ${kind} (multipart, at most 50 MB)`,
+    summary: `Send ${kind === 'audio' || kind === 'image' ? 'an' : 'a'} ${kind} (multipart, at most 50 MB)`,
     request: {
       params: z.object({ accountId: accountIdParam }),
       headers: idempotencyHeaders,
