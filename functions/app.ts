@@ -9,6 +9,7 @@ import { knownAccount } from './known-account.js';
 import { mediaSendRoutes } from './media-sends.js';
 import { messagingRoutes } from './messaging.js';
 import { requestLog } from './request-log.js';
+import { pairingRoutes } from './pairing.js';
 import { newRouter } from './router.js';
 import { createServices, type AppDeps, type AppEnv } from './services.js';
 import { webhookRoutes } from './webhooks.js';
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', mediaSendRoutes(services));
   app.route('/', chatRoutes(services));
   app.route('/', webhookRoutes(services));
+  app.route('/', pairingRoutes(services));
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
