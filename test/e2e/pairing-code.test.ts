@@ -93,6 +93,26 @@ describe('pairing code end to end', { timeout: 180_000 }, () => {
     await gw.waitForStatus(erin.id, 'connected');
   });
 
+  it('an account not started is started for the code; a code never entered does not log it out', async () => {
+    const gina = { id: 'gina', phone: '15550410004' };
+    await createAccount(gina.id, gina.phone);
+    expect((await api.call('POST', `/accounts/${gina.id}/disconnect`)).status).toBe(200);
+    await gw.waitForStatus(gina.id, 'not_started');
+
+    const { code } = await requestCode(gina.id, gina.phone);
+    expect((await statusOf(gina.id)).status).toBe('connecting');
+
+    // The socket that asked for the code goes away with it (the connector restarts): the next
+    // one must register afresh, not log in with the number the code request wrote into the creds.
+    const from = gw.logs.lines.length;
+    await gw.restartConnector();
+    const qr = await gw.logs.waitForQr(gina.id, { from });
+    expect(gw.logs.linesSince(from, (l) => l.accountId === gina.id && l.status === 'logged_out')).toEqual([]);
+    expect((await gw.control.pair(gina.phone, code)).status).toBe(404);
+    await gw.control.scan(gina.phone, qr);
+    await gw.waitForStatus(gina.id, 'connected');
+  });
+
   it('bad phoneNumber: 400 before anything is asked; unknown account: 404', async () => {
     const frank = { id: 'frank', phone: '15550410003' };
     await createAccount(frank.id, frank.phone);
