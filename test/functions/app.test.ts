@@ -78,6 +78,7 @@ describe('the app', () => {
         '/accounts/{accountId}/message/send/video',
         '/accounts/{accountId}/messages/{messageId}',
         '/accounts/{accountId}/messages/{messageId}/media',
+        '/accounts/{accountId}/pairing-code',
         '/accounts/{accountId}/status',
         '/ping',
         '/webhooks',
