@@ -214,7 +214,7 @@ export class AccountSession {
     const phase = (): LinkPhase | undefined => {
       if (this.currentStatus === 'connected' || (this.auth && hasLinkedIdentity(this.auth.state.creds))) return 'linked';
       if (this.stopped || this.reconnectsHalted) return 'not_ready';
-      if (this.sock && this.sawQrThisSocket && this.currentStatus === 'connecting') return 'awaiting_link';
+      if (this.sock?.ws.isOpen && this.sawQrThisSocket && this.currentStatus === 'connecting') return 'awaiting_link';
       return undefined;
     };
     const now = phase();
@@ -241,7 +241,7 @@ export class AccountSession {
    */
   async requestPairingCode(phoneNumber: string): Promise<{ code: string; expiresAt: number }> {
     const sock = this.sock;
-    if (!sock || !this.sawQrThisSocket) throw new Error('the socket is not waiting for a link');
+    if (!sock?.ws.isOpen || !this.sawQrThisSocket) throw new Error('the socket is not waiting for a link');
     const code = await sock.requestPairingCode(phoneNumber);
     const expiresAt = Math.max(Date.now(), (this.linkPhaseStartedAt ?? Date.now()) + LINK_PHASE_MS);
     logPairingCode(this.log, code, expiresAt);

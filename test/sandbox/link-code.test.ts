@@ -79,6 +79,17 @@ describe('sandbox: linking by pairing code', () => {
     expect(await phoneDevices(sandbox, '15550009003')).toEqual([]);
   });
 
+  it('asking again on the same connection replaces the code', async () => {
+    const { client, code: first } = await requestCodeClient(sandbox, '15550009004');
+    clients.push(client);
+    const second = await client.sock!.requestPairingCode('15550009004');
+    expect(second).not.toBe(first);
+
+    expect(await enterPairingCode(sandbox, '15550009004', first)).toEqual({ status: 400, body: { ok: false, error: 'wrong code' } });
+    expect((await enterPairingCode(sandbox, '15550009004', second)).status).toBe(200);
+    await client.waitForOpen(1);
+  });
+
   it('a number no device asked: 404, and an unknown number: 404', async () => {
     const none = await enterPairingCode(sandbox, '15550009000', 'AAAAAAAA');
     expect(none.status).toBe(404);
