@@ -9,6 +9,7 @@ import { createInboundPipeline } from './inbound/pipeline.js';
 import { startCommandConsumer } from './commands/consumer.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
+import { pairingHandlers } from './commands/pairing-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
@@ -87,6 +88,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       logger,
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
+    ...pairingHandlers({ table, registry, ownership, logger }),
   };
   const consumer = startCommandConsumer({
     queues,

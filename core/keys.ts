@@ -61,6 +61,12 @@ export const outboundKey = (accountId: string, messageId: string): Key => ({
   sk: `OUT#${messageId}`,
 });
 
+/** A pairing-code request in flight, by the id of the command that carries it. */
+export const pairingCodeRequestKey = (accountId: string, commandId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `PAIRCODE#${commandId}`,
+});
+
 /**
  * Write-ahead records of decrypted inbound messages, one per decrypted part of a stanza, in the
  * account's partition (deleted with it). Written before WhatsApp gets the delivery receipt.

@@ -13,6 +13,7 @@ import { mediaSendRoutes } from './media-sends.js';
 import { messagingRoutes } from './messaging.js';
 import { qrRoutes } from './qr.js';
 import { requestLog } from './request-log.js';
+import { pairingRoutes } from './pairing.js';
 import { newRouter } from './router.js';
 import { createServices, type AppDeps, type AppEnv } from './services.js';
 import { webhookRoutes } from './webhooks.js';
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', keyRoutes(services));
   app.route('/', qrRoutes(services));
   app.route('/', docsRoutes());
+  app.route('/', pairingRoutes(services));
 
   // Every route but the public ones (functions/auth.ts) takes a key when API_KEY is set.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

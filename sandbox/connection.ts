@@ -9,6 +9,7 @@ import { parseRegistration, type PendingCompanion } from './network/pairing.js';
 import type { SandboxCore } from './core.js';
 import { SERVER_JID, type StanzaContext } from './handlers/context.js';
 import { dispatchStanza } from './handlers/dispatch.js';
+import { handleLinkCodeIq } from './handlers/link-code.js';
 import { lidJid } from './network/jids.js';
 
 /** Baileys installs its transport keys just after sending clientFinish (socket.js:329-335). */
@@ -203,9 +204,11 @@ export class Connection implements DeviceConnection {
       return;
     }
     if (this.state === 'pairing') {
-      // Before linking, only keep-alives are answered.
+      // Before linking, only keep-alives and linking by code are answered.
       if (node.tag === 'iq' && node.attrs.xmlns === 'w:p') {
         this.send({ tag: 'iq', attrs: { from: SERVER_JID, type: 'result', id: node.attrs.id ?? '' } });
+      } else if (node.tag === 'iq' && node.attrs.xmlns === 'md' && this.pending) {
+        handleLinkCodeIq(this.core.pairing, this.pending, node);
       }
       return;
     }

@@ -11,6 +11,7 @@ import { findReceived, sendPhoneReceipts, type PhoneReceiptType } from './phone/
 const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
 const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
 const scanSchema = z.object({ phone: phoneSchema, qr: z.string().min(1).max(2000) });
+const pairSchema = z.object({ phone: phoneSchema, code: z.string().min(1).max(20) });
 const sendSchema = z.object({ to: z.string().min(1).max(100), text: z.string().min(1).max(65_536) });
 const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999).optional(), kind: z.enum(KICK_KINDS) });
 const phoneReceiptSchema = z.object({
@@ -48,7 +49,7 @@ function describe(account: Account) {
   };
 }
 
-/** The JSON control API: phones, scans, phone-sent messages, phone inbox and receipts, kicks, health. */
+/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, kicks, health. */
 export function createControlApi(core: SandboxCore): Hono {
   const app = new Hono();
 
@@ -77,6 +78,17 @@ export function createControlApi(core: SandboxCore): Hono {
       return c.json(await core.scan(phone, qr));
     } catch (err) {
       if (err instanceof PairingError) throw new HTTPException(err.status, { message: err.message });
+      throw err;
+    }
+  });
+
+  /** The phone enters a pairing code; this route's failures carry `ok: false` like its success `ok: true`. */
+  app.post('/pair', async (c) => {
+    const { phone, code } = await body(c, pairSchema);
+    try {
+      return c.json({ ok: true, ...(await core.pairByCode(phone, code)) });
+    } catch (err) {
+      if (err instanceof PairingError) return c.json({ ok: false, error: err.message }, err.status);
       throw err;
     }
   });

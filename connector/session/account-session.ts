@@ -21,6 +21,7 @@ import { durableDecryption } from './durable-decrypt.js';
 import { attachDispatcher, type Dispatcher, type InboundContext, type InboundHandlers } from './event-dispatcher.js';
 import { shouldSyncHistoryMessage } from './history-sync.js';
 import { publishQr, withdrawQr } from './qr-log.js';
+import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
 import { decideAfterClose } from './reconnect-policy.js';
 
 export interface AccountSessionDeps {
@@ -40,6 +41,9 @@ export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_delete
 
 /** Why a session is being started: a user asked (`connect`) or it picks up where it was (`resume`). */
 export type StartReason = 'connect' | 'resume';
+
+/** Where a session stands for linking by code: its socket waits for a link, or the device is linked already. */
+export type LinkPhase = 'awaiting_link' | 'linked' | 'not_ready';
 
 /** Bound on waiting for Baileys to close: `sock.end()` can hang on a dead WebSocket. */
 const STOP_TIMEOUT_MS = 3_000;
@@ -81,6 +85,8 @@ export class AccountSession {
   private failures = 0;
   private qrRounds = 0;
   private sawQrThisSocket = false;
+  /** When the current socket showed its first QR: the start of its link phase. */
+  private linkPhaseStartedAt: number | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private statusWrites: Promise<void> = Promise.resolve();
   private readonly statusListeners = new Set<() => void>();
@@ -114,6 +120,7 @@ export class AccountSession {
   async start(reason: StartReason): Promise<void> {
     this.stopped = false;
     this.auth = await loadDynamoAuthState(this.deps.table, this.deps.collectionName, this.log);
+    await this.dropUnfinishedCodeLink(this.auth);
     const linked = this.auth.isLinked();
     this.log.info({ reason, linked }, linked ? 'session resuming with saved credentials' : 'session starting: QR expected');
     await this.setStatus(reason === 'resume' && linked ? 'reconnecting' : 'connecting');
@@ -198,6 +205,55 @@ export class AccountSession {
     });
   }
 
+  /**
+   * Resolves once the socket waits for a link (it showed a QR: a pairing code can be asked for
+   * on it), `linked` when the device is linked already, `not_ready` when neither happened within
+   * `timeoutMs` or the session stopped.
+   */
+  awaitLinkPhase(timeoutMs: number): Promise<LinkPhase> {
+    const phase = (): LinkPhase | undefined => {
+      if (this.currentStatus === 'connected' || (this.auth && hasLinkedIdentity(this.auth.state.creds))) return 'linked';
+      if (this.stopped || this.reconnectsHalted) return 'not_ready';
+      if (this.sock?.ws.isOpen && this.sawQrThisSocket && this.currentStatus === 'connecting') return 'awaiting_link';
+      return undefined;
+    };
+    const now = phase();
+    if (now) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const done = (value: LinkPhase) => {
+        clearTimeout(timer);
+        this.statusListeners.delete(check);
+        resolve(value);
+      };
+      const check = () => {
+        const current = phase();
+        if (current) done(current);
+      };
+      const timer = setTimeout(() => done('not_ready'), timeoutMs);
+      this.statusListeners.add(check);
+    });
+  }
+
+  /**
+   * Asks WhatsApp for the 8-character code that links this account when entered on the phone of
+   * `phoneNumber` (digits with country code), on the socket waiting for a link (`awaitLinkPhase`).
+   * The code works until that socket's link phase ends (`expiresAt`, Unix ms); it is logged.
+   */
+  async requestPairingCode(phoneNumber: string): Promise<{ code: string; expiresAt: number }> {
+    const sock = this.sock;
+    if (!sock?.ws.isOpen || !this.sawQrThisSocket) throw new Error('the socket is not waiting for a link');
+    const code = await sock.requestPairingCode(phoneNumber);
+    const expiresAt = Math.max(Date.now(), (this.linkPhaseStartedAt ?? Date.now()) + LINK_PHASE_MS);
+    logPairingCode(this.log, code, expiresAt);
+    return { code, expiresAt };
+  }
+
+  private async dropUnfinishedCodeLink(auth: DynamoAuthState): Promise<void> {
+    if (!forgetUnfinishedCodeLink(auth.state.creds)) return;
+    this.log.info('pairing code was not entered: the next socket registers afresh');
+    await auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+  }
+
   /** Remembers an id a command is about to send (see `ownSends`). */
   noteOwnSend(messageId: string): void {
     const now = Date.now();
@@ -233,6 +289,7 @@ export class AccountSession {
     const auth = this.auth;
     if (!auth || this.stopped || this.reconnectsHalted) return;
     this.sawQrThisSocket = false;
+    this.linkPhaseStartedAt = undefined;
     const durable = durableDecryption((part) => this.inbox.record(part));
     const sock = makeWASocket({
       ...this.deps.network.socket,
@@ -288,6 +345,7 @@ export class AccountSession {
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
     if (update.qr) {
       const first = !this.sawQrThisSocket;
+      this.linkPhaseStartedAt ??= Date.now();
       this.sawQrThisSocket = true;
       await this.setStatus('connecting', true);
       await publishQr(this.deps.table, this.log, this.accountId, update.qr, first, this.deps.printTerminalQr);
@@ -313,6 +371,7 @@ export class AccountSession {
     if (!auth) return;
     // Creds Baileys just changed (pairing, pre-keys) must be stored before the next login uses them.
     await auth.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+    await this.dropUnfinishedCodeLink(auth);
     const decision = decideAfterClose({
       statusCode,
       failures: this.failures,

@@ -59,6 +59,13 @@ export const deleteMessageCommandSchema = z.object({
   payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string() }),
 });
 
+/** Ask WhatsApp for a code to link the account by phone number; the answer goes to a pairing-code request record. */
+export const requestPairingCodeCommandSchema = z.object({
+  ...base,
+  type: z.literal('request_pairing_code'),
+  payload: z.object({ phoneNumber: z.string() }),
+});
+
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
   disconnectCommandSchema,
@@ -68,6 +75,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   sendMediaCommandSchema,
   sendReactionCommandSchema,
   deleteMessageCommandSchema,
+  requestPairingCodeCommandSchema,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];

@@ -49,6 +49,18 @@ export interface PendingCompanion extends Registration {
   awaitReply(iqId: string, timeoutMs: number): Promise<BinaryNode>;
   /** Set while a scan is linking this companion (one scan wins). */
   linking: boolean;
+  /** Set once the companion asked to be linked by code (`companion_hello`). */
+  codeLink?: CodeLinkRequest;
+  /** Receives the companion's `companion_finish` iq while a phone is linking it by code. */
+  onCodeFinish?: (iq: BinaryNode) => void;
+}
+
+/** A companion's `companion_hello`: which number it wants, and its ephemeral key wrapped under the code. */
+export interface CodeLinkRequest {
+  phone: string;
+  ref: string;
+  wrappedEphemeral: Buffer;
+  expiresAt: number;
 }
 
 export class PairingError extends Error {
@@ -61,10 +73,15 @@ export class PairingError extends Error {
   }
 }
 
-/** QR refs of every registering connection: a scan finds its companion in O(1). */
+/**
+ * QR refs of every registering connection (a scan finds its companion in O(1)), and the
+ * companions waiting for a code, by the number they asked for (the phone entering a code
+ * finds them by its own number).
+ */
 export class PairingRegistry {
   private readonly byRef = new Map<string, PendingCompanion>();
   private readonly refsOf = new Map<PendingCompanion, string[]>();
+  private readonly byPhone = new Map<string, Set<PendingCompanion>>();
 
   issueRefs(companion: PendingCompanion, count: number): string[] {
     const refs = Array.from({ length: count }, () => `2@${randomBytes(24).toString('base64')}`);
@@ -77,8 +94,36 @@ export class PairingRegistry {
     return this.byRef.get(ref);
   }
 
+  /** Records (or replaces, when the companion asks again) its request to be linked by code. */
+  awaitCode(companion: PendingCompanion, request: CodeLinkRequest): void {
+    this.forgetCode(companion);
+    companion.codeLink = request;
+    const waiting = this.byPhone.get(request.phone) ?? new Set();
+    waiting.add(companion);
+    this.byPhone.set(request.phone, waiting);
+  }
+
+  /** Companions waiting for a code from `phone`, newest request first, expired ones dropped. */
+  waitingForCode(phone: string, now = Date.now()): PendingCompanion[] {
+    const waiting = [...(this.byPhone.get(phone) ?? [])];
+    for (const companion of waiting) if ((companion.codeLink?.expiresAt ?? 0) <= now) this.forgetCode(companion);
+    return waiting
+      .filter((c) => (c.codeLink?.expiresAt ?? 0) > now)
+      .sort((a, b) => (b.codeLink?.expiresAt ?? 0) - (a.codeLink?.expiresAt ?? 0));
+  }
+
   forget(companion: PendingCompanion): void {
     for (const ref of this.refsOf.get(companion) ?? []) this.byRef.delete(ref);
     this.refsOf.delete(companion);
+    this.forgetCode(companion);
+  }
+
+  private forgetCode(companion: PendingCompanion): void {
+    const phone = companion.codeLink?.phone;
+    if (phone === undefined) return;
+    const waiting = this.byPhone.get(phone);
+    waiting?.delete(companion);
+    if (waiting?.size === 0) this.byPhone.delete(phone);
+    companion.codeLink = undefined;
   }
 }

@@ -25,6 +25,7 @@ function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): Co
     send_media: handle,
     send_reaction: handle,
     delete_message: handle,
+    request_pairing_code: handle,
   };
 }
 

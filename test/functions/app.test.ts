@@ -80,6 +80,7 @@ describe('the app', () => {
         '/accounts/{accountId}/message/send/video',
         '/accounts/{accountId}/messages/{messageId}',
         '/accounts/{accountId}/messages/{messageId}/media',
+        '/accounts/{accountId}/pairing-code',
         '/accounts/{accountId}/qr',
         '/accounts/{accountId}/status',
         '/ping',

@@ -6,6 +6,8 @@ import {
   DEFAULT_CONNECTION_CONFIG,
   NOISE_WA_HEADER,
   generateRegistrationNode,
+  encodeBinaryNode,
+  getBinaryNodeChild,
   initAuthCreds,
   makeNoiseHandler,
   proto,
@@ -54,7 +56,8 @@ async function handshakenSocket(sandbox: RunningSandbox) {
   ws.send(noise.encodeFrame(proto.HandshakeMessage.encode({ clientFinish: { static: keyEnc, payload: payloadEnc } }).finish()));
   await noise.finishInit();
   const pairDevice = (await nextFrame()) as BinaryNode;
-  return { ws, closed, pairDevice };
+  const send = (node: BinaryNode) => ws.send(noise.encodeFrame(encodeBinaryNode(node)));
+  return { ws, closed, pairDevice, creds, send, nextNode: async () => (await nextFrame()) as BinaryNode };
 }
 
 describe('sandbox: hostile frames close one connection only', () => {
@@ -83,5 +86,37 @@ describe('sandbox: hostile frames close one connection only', () => {
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'still here' });
     await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'a message after the hostile client');
     expect(alice.closeCodes.filter((c) => c !== 515)).toEqual([]);
+  });
+
+  it('malformed link-by-code iqs get an iq error and the connection keeps waiting for a link', async () => {
+    const raw = await handshakenSocket(sandbox);
+    const linkCodeIq = (id: string, attrs: Record<string, string>, content: BinaryNode[] = []): BinaryNode => ({
+      tag: 'iq',
+      attrs: { id, to: 's.whatsapp.net', type: 'set', xmlns: 'md' },
+      content: [{ tag: 'link_code_companion_reg', attrs, content }],
+    });
+    const hello = (wrapped: Buffer): BinaryNode[] => [
+      { tag: 'link_code_pairing_wrapped_companion_ephemeral_pub', attrs: {}, content: wrapped },
+      { tag: 'companion_server_auth_key_pub', attrs: {}, content: raw.creds.noiseKey.public },
+    ];
+    const cases: [BinaryNode, string][] = [
+      [linkCodeIq('short', { jid: '15550010009@s.whatsapp.net', stage: 'companion_hello' }, hello(randomBytes(10))), '400'],
+      [linkCodeIq('nojid', { stage: 'companion_hello' }, hello(randomBytes(80))), '400'],
+      [linkCodeIq('early', { stage: 'companion_finish' }), '404'],
+      [linkCodeIq('stage', { stage: 'primary_hello' }), '400'],
+    ];
+    for (const [iq, code] of cases) {
+      raw.send(iq);
+      const answer = await raw.nextNode();
+      expect(answer.attrs).toMatchObject({ id: iq.attrs.id, type: 'error' });
+      expect(getBinaryNodeChild(answer, 'error')?.attrs.code).toBe(code);
+    }
+
+    raw.send(linkCodeIq('good', { jid: '15550010009@s.whatsapp.net', stage: 'companion_hello' }, hello(randomBytes(80))));
+    const accepted = await raw.nextNode();
+    expect(accepted.attrs).toMatchObject({ id: 'good', type: 'result' });
+    expect(getBinaryNodeChild(getBinaryNodeChild(accepted, 'link_code_companion_reg'), 'link_code_pairing_ref')).toBeDefined();
+    raw.ws.close();
+    await raw.closed;
   });
 });

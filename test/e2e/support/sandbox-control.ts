@@ -12,6 +12,8 @@ export interface PhoneInboxMessage {
 export interface SandboxControl {
   createPhone(phone: string, pushName?: string): Promise<{ jid: string; lid: string }>;
   scan(phone: string, qr: string): Promise<unknown>;
+  /** The phone enters a pairing code (POST /pair); the answer whatever its status (a wrong code is 400). */
+  pair(phone: string, code: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Sends a text from the phone itself (device 0); `to` is a phone number or JID. */
   sendFromPhone(phone: string, to: string, text: string): Promise<{ id: string }>;
   inbox(phone: string): Promise<PhoneInboxMessage[]>;
@@ -32,6 +34,14 @@ export function sandboxControl(controlUrl: string): SandboxControl {
   return {
     createPhone: (phone, pushName) => call('POST', '/phones', { phone, ...(pushName ? { pushName } : {}) }),
     scan: (phone, qr) => call('POST', '/scan', { phone, qr }),
+    async pair(phone, code) {
+      const response = await fetch(`${controlUrl}/pair`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ phone, code }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
     sendFromPhone: (phone, to, text) => call('POST', `/phones/${phone}/messages`, { to, text }),
     inbox: async (phone) => (await call<{ messages: PhoneInboxMessage[] }>('GET', `/phones/${phone}/messages`)).messages,
     devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,

@@ -282,3 +282,35 @@ export async function linkClient(
   await client.waitForOpen(1, options.timeoutMs ?? 30_000);
   return client;
 }
+
+/** POST /pair: the phone enters a pairing code. Answers the status and body, whatever they are. */
+export async function enterPairingCode(
+  sandbox: Pick<RunningSandbox, 'descriptor'>,
+  phone: string,
+  code: string,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${sandbox.descriptor.controlUrl}/pair`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ phone, code }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+/**
+ * Starts a Baileys client that asks `phone` for a pairing code, as a user choosing "link with
+ * phone number" would: create the number, open a socket, wait until it waits for a link (its
+ * first QR), then `requestPairingCode`. Resolves with the client and the code it shows.
+ */
+export async function requestCodeClient(
+  sandbox: Pick<RunningSandbox, 'descriptor'>,
+  phone: string,
+  options: ClientOptions & { timeoutMs?: number } = {},
+): Promise<{ client: SandboxClient; code: string }> {
+  await createPhone(sandbox, phone);
+  const client = new SandboxClient(sandbox.descriptor, options);
+  const sock = client.start();
+  await waitFor(() => client.qr, 'the socket to wait for a link', options.timeoutMs ?? 30_000);
+  const code = await sock.requestPairingCode(phone);
+  return { client, code };
+}

@@ -1,0 +1,71 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { ValidationError } from '../core/errors.js';
+import { accountOf, knownAccount } from './known-account.js';
+import { ALREADY_CONNECTED, requestPairingCode } from './pairing-code-wait.js';
+import { newRouter } from './router.js';
+import type { AppEnv, Services } from './services.js';
+import { accountIdParam, errorBodySchema } from './validation.js';
+
+const PHONE_NUMBER_ERROR = 'phoneNumber must be digits with country code';
+
+/** A leading `+`, spaces and dashes are how people write numbers; what is left must be digits. */
+export function normalizePhoneNumber(value: string): string | undefined {
+  const digits = value.trim().replace(/^\+/, '').replace(/[\s-]/g, '');
+  return /^\d{1,20}$/.test(digits) ? digits : undefined;
+}
+
+const params = z.object({ accountId: accountIdParam });
+const body = z.object({
+  phoneNumber: z
+    .string({ error: PHONE_NUMBER_ERROR })
+    .transform((value, ctx) => {
+      const digits = normalizePhoneNumber(value);
+      if (digits === undefined) {
+        ctx.addIssue({ code: 'custom', message: PHONE_NUMBER_ERROR });
+        return z.NEVER;
+      }
+      return digits;
+    })
+    .openapi({ type: 'string', example: '+1 555-123-4567', description: 'Country code and number of the phone that will link' }),
+});
+
+const errorContent = { 'application/json': { schema: errorBodySchema } };
+
+const pairingCode = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/pairing-code',
+  summary: 'Get a code to link the account by phone number instead of scanning the QR',
+  description:
+    'The 8-character code is entered on the phone in WhatsApp > Linked devices > Link with phone number, before `expiresAt`. It is logged too.',
+  request: { params, body: { required: true, content: { 'application/json': { schema: body } } } },
+  responses: {
+    200: {
+      description: 'The code to enter on the phone',
+      content: {
+        'application/json': {
+          schema: z.object({
+            ok: z.literal(true),
+            code: z.string().openapi({ example: 'ABCD1234' }),
+            expiresAt: z.number().int().openapi({ description: 'Unix ms' }),
+          }),
+        },
+      },
+    },
+    400: { description: 'Bad phoneNumber, or the account is already connected', content: errorContent },
+    404: { description: 'Account not found', content: errorContent },
+    500: { description: 'internal_error: the connector gave no code in time', content: errorContent },
+  },
+});
+
+export function pairingRoutes(services: Services): OpenAPIHono<AppEnv> {
+  const router = newRouter();
+  // An unknown account is 404 before its body is judged, as on the send routes.
+  router.use('/accounts/:accountId/pairing-code', knownAccount(services.table));
+  return router.openapi(pairingCode, async (c) => {
+    const { phoneNumber } = c.req.valid('json');
+    const account = accountOf(c);
+    if (account.currentStatus === 'connected') throw new ValidationError(ALREADY_CONNECTED);
+    const { code, expiresAt } = await requestPairingCode(services, account._id, phoneNumber);
+    return c.json({ ok: true as const, code, expiresAt }, 200);
+  });
+}
