@@ -4,7 +4,7 @@
  * the same data, and left until nothing new is stored or posted. Then: what the phone sent,
  * what the API lists as stored, what the receiver got.
  */
-import { inParallel, poll } from './poll.js';
+import { inParallel, poll, sleep } from './poll.js';
 import { deliverySummary, startCrashReceiver } from './receiver.js';
 import { waitUntilQuiet } from './settle.js';
 import { gatewayWithAccount, restartGateway, type Stage } from './stage.js';
@@ -33,7 +33,7 @@ export interface InboundRun {
 }
 
 export async function runInbound(stage: Stage, run: number): Promise<InboundRun> {
-  const { messages, killAfter, senderConcurrency, quietSeconds, capSeconds } = stage.options.inbound;
+  const { messages, killAfter, senderConcurrency, rate, quietSeconds, capSeconds } = stage.options.inbound;
   const receiver = await startCrashReceiver();
   let { gateway, accountId, accountPhone, peerPhone } = await gatewayWithAccount(stage, `inbound${run}`);
   try {
@@ -46,10 +46,12 @@ export async function runInbound(stage: Stage, run: number): Promise<InboundRun>
 
     const sentIds = new Set<string>();
     let sendErrors = 0;
+    const burstStart = performance.now();
     const sending = inParallel(
       Array.from({ length: messages }, (_, i) => i),
       senderConcurrency,
       async (i) => {
+        if (rate > 0) await sleep(Math.max(0, burstStart + (i * 1000) / rate - performance.now()));
         try {
           const { id } = await stage.control.sendFromPhone(peerPhone, accountPhone, `crash inbound r${run} #${i}`);
           sentIds.add(id);

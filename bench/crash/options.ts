@@ -14,7 +14,15 @@ export interface CrashOptions {
   logLevel: 'info' | 'debug' | 'trace';
   /** Keep the temporary data directories (gateway data and logs) for inspection. */
   keepData: boolean;
-  inbound: { messages: number; killAfter: number; senderConcurrency: number; quietSeconds: number; capSeconds: number };
+  inbound: {
+    messages: number;
+    killAfter: number;
+    senderConcurrency: number;
+    /** Messages per second the phone offers; 0 = as fast as the sandbox accepts (one burst). */
+    rate: number;
+    quietSeconds: number;
+    capSeconds: number;
+  };
   sends: { count: number; killAfter: number; waitSeconds: number };
   outage: { seconds: number; messages: number; mode: 'refused' | '503'; capSeconds: number };
   stop: { accounts: number; linkConcurrency: number; capSeconds: number };
@@ -87,6 +95,7 @@ export function parseCrashOptions(argv: string[], env: NodeJS.ProcessEnv): Crash
       messages: setting('inbound-messages', 1000, positive),
       killAfter: setting('inbound-kill-after', 300, positive),
       senderConcurrency: setting('inbound-sender-concurrency', 10, positive),
+      rate: setting('inbound-rate', 0, count),
       quietSeconds: setting('inbound-quiet-seconds', 75, positive),
       capSeconds: setting('inbound-cap-seconds', 600, positive),
     },
@@ -119,7 +128,7 @@ export function describeOptions(options: CrashOptions): string {
   const { inbound, sends, outage, stop } = options;
   return [
     `runs ${options.runs}; scenarios ${options.scenarios.join(', ')}`,
-    `inbound: ${inbound.messages} messages, SIGKILL after ${inbound.killAfter} posted, settle: ${inbound.quietSeconds} s quiet (cap ${inbound.capSeconds} s)`,
+    `inbound: ${inbound.messages} messages${inbound.rate ? ` at ${inbound.rate}/s` : ' in one burst'}, SIGKILL after ${inbound.killAfter} posted, settle: ${inbound.quietSeconds} s quiet (cap ${inbound.capSeconds} s)`,
     `sends: ${sends.count} parallel, SIGKILL after ${sends.killAfter} answered, wait ${sends.waitSeconds} s after the restart`,
     `outage: receiver ${outage.mode === 'refused' ? 'refusing connections' : 'answering 503'} for ${outage.seconds} s, ${outage.messages} messages during it, wait cap ${outage.capSeconds} s after recovery`,
     `stop: SIGTERM with 0 and ${stop.accounts} connected accounts (cap ${stop.capSeconds} s, then SIGKILL)`,

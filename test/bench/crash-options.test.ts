@@ -7,7 +7,7 @@ describe('bench:crash settings', () => {
     const options = parseCrashOptions([], {});
     expect(options.runs).toBe(3);
     expect(options.scenarios).toEqual(['inbound', 'sends', 'outage', 'stop']);
-    expect(options.inbound).toMatchObject({ messages: 1000, killAfter: 300 });
+    expect(options.inbound).toMatchObject({ messages: 1000, killAfter: 300, rate: 0 });
     expect(options.sends).toMatchObject({ count: 100, killAfter: 40, waitSeconds: 150 });
     expect(options.outage).toMatchObject({ seconds: 180, mode: 'refused' });
     expect(options.stop.accounts).toBe(50);
