@@ -24,6 +24,8 @@ export interface SendsRun {
   delivered: number;
   deliveredMoreThanOnce: number;
   deliveredWithout200: number;
+  /** Of those, the calls that answered 500 (a send past its deadline, which must never go out later). */
+  deliveredAfter500: number;
   answered200NotDelivered: number;
 }
 
@@ -56,10 +58,11 @@ export async function runSends(stage: Stage, run: number): Promise<SendsRun> {
 
     const received = new Map<string, number>();
     for (const text of await inbox()) received.set(text, (received.get(text) ?? 0) + 1);
-    const got200 = (text: string) => {
+    const statusOf = (text: string) => {
       const outcome = outcomes.get(text);
-      return outcome !== undefined && 'status' in outcome && outcome.status === 200;
+      return outcome !== undefined && 'status' in outcome ? outcome.status : undefined;
     };
+    const got200 = (text: string) => statusOf(text) === 200;
     const statuses = [...outcomes.values()].map((o) => ('status' in o ? o.status : undefined));
     return {
       calls: count,
@@ -70,6 +73,7 @@ export async function runSends(stage: Stage, run: number): Promise<SendsRun> {
       delivered: texts.filter((t) => received.has(t)).length,
       deliveredMoreThanOnce: texts.filter((t) => (received.get(t) ?? 0) > 1).length,
       deliveredWithout200: texts.filter((t) => received.has(t) && !got200(t)).length,
+      deliveredAfter500: texts.filter((t) => received.has(t) && statusOf(t) === 500).length,
       answered200NotDelivered: texts.filter((t) => got200(t) && !received.has(t)).length,
     };
   } finally {
@@ -84,7 +88,7 @@ export function printSends(runs: SendsRun[], waitSeconds: number): void {
       `run ${i + 1}: ${r.calls} calls: answered 200 ${r.answered200}, errors ${r.calls - r.answered200} ` +
         `(500 ${r.answered500}, other status ${r.answeredOther}, no answer ${r.noAnswer}); ` +
         `delivered at the phone ${r.delivered}, more than once ${r.deliveredMoreThanOnce}, ` +
-        `without a 200 ${r.deliveredWithout200}, 200 but not delivered ${r.answered200NotDelivered}`,
+        `without a 200 ${r.deliveredWithout200} (of which answered 500: ${r.deliveredAfter500}), 200 but not delivered ${r.answered200NotDelivered}`,
     );
   });
   const met = runs.every((r) => r.answered200NotDelivered === 0 && r.deliveredMoreThanOnce === 0 && r.deliveredWithout200 === 0);
