@@ -35,7 +35,9 @@ export interface InboundRun {
 export async function runInbound(stage: Stage, run: number): Promise<InboundRun> {
   const { messages, killAfter, senderConcurrency, rate, quietSeconds, capSeconds } = stage.options.inbound;
   const receiver = await startCrashReceiver();
-  let { gateway, accountId, accountPhone, peerPhone } = await gatewayWithAccount(stage, `inbound${run}`);
+  const linked = await gatewayWithAccount(stage, `inbound${run}`);
+  const { accountId, accountPhone, peerPhone } = linked;
+  let { gateway } = linked;
   try {
     await gateway.rest.registerWebhook(receiver.url);
     // The first message sets up the Signal session and proves the path works; it is not counted.

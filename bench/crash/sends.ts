@@ -31,7 +31,9 @@ export interface SendsRun {
 
 export async function runSends(stage: Stage, run: number): Promise<SendsRun> {
   const { count, killAfter, waitSeconds } = stage.options.sends;
-  let { gateway, accountId, peerPhone } = await gatewayWithAccount(stage, `sends${run}`);
+  const linked = await gatewayWithAccount(stage, `sends${run}`);
+  const { accountId, peerPhone } = linked;
+  let { gateway } = linked;
   const to = `${peerPhone}@s.whatsapp.net`;
   try {
     const inbox = async () => (await stage.control.inbox(peerPhone)).map((m) => m.text ?? '');
