@@ -105,7 +105,7 @@ export class ServerHandshake {
   respond(clientHelloFrame: Uint8Array): Uint8Array {
     const hello = proto.HandshakeMessage.decode(clientHelloFrame).clientHello;
     const clientEphemeral = hello?.ephemeral;
-    if (!clientEphemeral || clientEphemeral.length !== 32) throw new Error('missing client ephemeral');
+    if (clientEphemeral?.length !== 32) throw new Error('missing client ephemeral');
     this.mixHash(clientEphemeral);
     const ephemeral = newKeyPair();
     this.ephemeral = ephemeral;
