@@ -19,13 +19,13 @@ const iv = (counter: number) => {
   return v;
 };
 
-export function gcmEncrypt(key: Uint8Array, counter: number, aad: Uint8Array, plaintext: Uint8Array): Buffer {
+function gcmEncrypt(key: Uint8Array, counter: number, aad: Uint8Array, plaintext: Uint8Array): Buffer {
   const cipher = createCipheriv('aes-256-gcm', key, iv(counter));
   cipher.setAAD(aad);
   return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
-export function gcmDecrypt(key: Uint8Array, counter: number, aad: Uint8Array, ciphertext: Uint8Array): Buffer {
+function gcmDecrypt(key: Uint8Array, counter: number, aad: Uint8Array, ciphertext: Uint8Array): Buffer {
   if (ciphertext.length < 16) throw new Error('ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', key, iv(counter));
   decipher.setAAD(aad);

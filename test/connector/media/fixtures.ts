@@ -14,7 +14,7 @@ export async function createFixtureDir(): Promise<{ dir: string; remove(): Promi
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function generateFfmpeg(args: string[]): Promise<void> {
+async function generateFfmpeg(args: string[]): Promise<void> {
   await execFileAsync(ffmpegInstaller.path, ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
 }
 
