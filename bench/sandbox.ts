@@ -66,7 +66,11 @@ function startWorker(): Worker {
       console.error(`worker error: ${msg.message}`);
       process.exitCode = 1;
     }
-    worker.waiters = worker.waiters.filter((w) => (w.type === msg.type ? (w.resolve(), false) : true));
+    worker.waiters = worker.waiters.filter((w) => {
+      if (w.type !== msg.type) return true;
+      w.resolve();
+      return false;
+    });
   });
   return worker;
 }
@@ -126,6 +130,17 @@ try {
     `sandbox RSS: ${(after.rssBytes / 1048576).toFixed(1)} MiB with ${after.online} devices (${(empty.rssBytes / 1048576).toFixed(1)} MiB empty) = ${(after.rssBytes / 1024 / Math.max(after.online, 1)).toFixed(0)} KiB per device overall, ${(perDevice / 1024).toFixed(0)} KiB per device above the empty sandbox`,
   );
 } finally {
-  await Promise.all(workers.map((w) => new Promise((resolve) => (w.proc.once('exit', resolve), w.proc.send({ type: 'stop' })))));
-  await new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')));
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise((resolve) => {
+          w.proc.once('exit', resolve);
+          w.proc.send({ type: 'stop' });
+        }),
+    ),
+  );
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
 }

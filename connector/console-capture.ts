@@ -39,7 +39,7 @@ export function installConsoleCapture(logger: Logger): void {
 const NODE_MODULES_PACKAGE = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/;
 
 /** The package whose code called the console (its first stack frame), or undefined for ours. */
-export function dependencyCalling(wrapper: (...args: never[]) => unknown): string | undefined {
+function dependencyCalling(wrapper: (...args: never[]) => unknown): string | undefined {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 1;
   const holder: { stack?: string } = {};

@@ -19,7 +19,7 @@ export interface NetworkOptions {
 }
 
 /** The dispatcher type of Node's global fetch (Baileys downloads with it). */
-export type FetchDispatcher = NonNullable<RequestInit['dispatcher']>;
+type FetchDispatcher = NonNullable<RequestInit['dispatcher']>;
 
 type NetworkConfig = Pick<Config, 'WA_WS_URL' | 'WA_ROOT_PUBLIC_KEY' | 'WA_MEDIA_CA_FILE'>;
 

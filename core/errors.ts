@@ -2,7 +2,7 @@
  * Domain errors. Code in core/ and connector/ throws these; the HTTP layer maps them to a
  * status and the error body of docs/api.md in one place (functions/errors.ts).
  */
-export abstract class DomainError extends Error {
+abstract class DomainError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }

@@ -10,11 +10,6 @@ export function newCommandId(): string {
   return randomUUID();
 }
 
-/** Identifies a stored media object (letters and digits, safe in an S3 key and a URL). */
-export function newMediaId(): string {
-  return randomBytes(16).toString('hex');
-}
-
 export function newUploadId(): string {
   return randomBytes(16).toString('hex');
 }

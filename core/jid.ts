@@ -11,7 +11,7 @@ const GROUP_JID = /^(\d{5,25}(?:-\d{5,15})?)@g\.us$/;
 const LID_JID = /^(\d{5,25})(?::\d+)?@lid$/;
 
 export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9]{1,64}$/;
-export const COLLECTION_NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+const COLLECTION_NAME_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 export const MESSAGE_ID_PATTERN = /^[A-Za-z0-9]{1,128}$/;
 
 export function isUserJid(jid: string): boolean {
@@ -20,15 +20,6 @@ export function isUserJid(jid: string): boolean {
 
 export function isGroupJid(jid: string): boolean {
   return GROUP_JID.test(jid);
-}
-
-export function isLidJid(jid: string): boolean {
-  return LID_JID.test(jid);
-}
-
-/** Any JID a chat can have: a user, a group or a LID user. */
-export function isChatJid(jid: string): boolean {
-  return isUserJid(jid) || isGroupJid(jid) || isLidJid(jid);
 }
 
 /** Drops the device suffix (`123:4@s.whatsapp.net` -> `123@s.whatsapp.net`); returns undefined for non-JIDs. */
@@ -59,11 +50,6 @@ export function isValidCollectionName(name: string): boolean {
 
 export function isValidMessageId(id: string): boolean {
   return MESSAGE_ID_PATTERN.test(id);
-}
-
-export function assertAccountId(id: string): string {
-  if (!isValidAccountId(id)) throw new ValidationError('id must be 1-64 letters or digits');
-  return id;
 }
 
 export function defaultCollectionName(accountId: string): string {

@@ -17,7 +17,7 @@ export interface Gsi1Key {
 
 const TIME_DIGITS = 15;
 /** Zero-padded so that string order equals numeric order for Unix milliseconds. */
-export function sortableTime(ms: number): string {
+function sortableTime(ms: number): string {
   return Math.max(0, Math.trunc(ms)).toString().padStart(TIME_DIGITS, '0');
 }
 

@@ -21,7 +21,3 @@ export const logger: Logger = pino(
   // Otherwise pino's own stdout destination, as before.
   wantsPrettyLogs(process.stdout) ? prettyDestination(process.stdout) : undefined,
 );
-
-export function createLogger(bindings: Record<string, unknown>, parent: Logger = logger): Logger {
-  return parent.child(bindings);
-}

@@ -63,11 +63,11 @@ export function qrSvg(text: string): string {
   const matrix = qrMatrix(text);
   const side = matrix.length + 2 * QUIET_ZONE;
   let path = '';
-  matrix.forEach((row, y) =>
+  matrix.forEach((row, y) => {
     row.forEach((dark, x) => {
       if (dark) path += `M${x + QUIET_ZONE} ${y + QUIET_ZONE}h1v1h-1z`;
-    }),
-  );
+    });
+  });
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${side} ${side}" width="${side * PNG_SCALE}" height="${side * PNG_SCALE}" shape-rendering="crispEdges">` +
     `<rect width="${side}" height="${side}" fill="#fff"/><path fill="#000" d="${path}"/></svg>`

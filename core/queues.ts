@@ -29,7 +29,7 @@ export interface Received<T> {
   sqsMessageId: string;
 }
 
-export interface ReceiveOptions {
+interface ReceiveOptions {
   maxMessages?: number;
   /** Long-poll seconds (0-20). */
   waitSeconds?: number;

@@ -12,7 +12,7 @@ import { createBatcher, type Batcher } from './batcher.js';
  * DeleteMessageBatch requests (up to 10 entries) by core/batcher.ts. Each caller still learns
  * the outcome of its own message: an entry SQS refuses rejects only its caller.
  */
-export interface OutgoingMessage {
+interface OutgoingMessage {
   body: string;
   delaySeconds?: number;
 }

@@ -6,7 +6,7 @@ import type { ErrorBody } from './errors.js';
 import type { AppEnv, Services } from './services.js';
 
 /** Routes anyone may call, keys or not: liveness and the API's own description, as data and as a page. */
-export const PUBLIC_PATHS = new Set(['/ping', '/openapi.json', ...DOCS_PATHS]);
+const PUBLIC_PATHS = new Set(['/ping', '/openapi.json', ...DOCS_PATHS]);
 
 /** `lastUsedAt` is written at most this often per key, off the request's path. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -39,7 +39,7 @@ function presentedKey(c: Context<AppEnv>): string | undefined {
  * What an account key may reach: `/accounts/<its account>` and below, except deleting the
  * account and managing keys. The path is the raw one Hono routes on, compared segment by segment.
  */
-export function accountKeyAllows(method: string, path: string, accountId: string): boolean {
+function accountKeyAllows(method: string, path: string, accountId: string): boolean {
   const segments = path.split('/').slice(1);
   if (segments[0] !== 'accounts' || segments[1] !== accountId) return false;
   const below = segments.slice(2).filter((segment) => segment.length > 0);

@@ -85,7 +85,7 @@ window.ui = SwaggerUIBundle({
 const gzipped = promisify(gzip);
 
 /** True unless the client refuses gzip or does not name it (`gzip;q=0`, or no header). */
-export function acceptsGzip(acceptEncoding: string | undefined): boolean {
+function acceptsGzip(acceptEncoding: string | undefined): boolean {
   return (acceptEncoding ?? '').split(',').some((entry) => {
     const [coding, ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
     if (coding !== 'gzip') return false;

@@ -2,7 +2,7 @@ import { IncomingMessage } from 'node:http';
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
 
 /** How long, at most, a connection stays open after an early answer for the client to stop sending. */
-export const LINGER_MS = 30_000;
+const LINGER_MS = 30_000;
 
 type Fetch = (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
 

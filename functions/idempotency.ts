@@ -8,7 +8,7 @@ import { getStream, type MediaStore } from '../core/media-store.js';
  * answers what the first request answered and sends nothing again (functions/send-wait.ts does
  * the claiming and the waiting). Here: the header's schema and the request's fingerprint.
  */
-export const IDEMPOTENCY_KEY_ERROR = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
+const IDEMPOTENCY_KEY_ERROR = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
 export const IDEMPOTENCY_CONFLICT_ERROR = 'Idempotency-Key reused with a different request';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;

@@ -2,7 +2,7 @@ import { ValidationError } from '../core/errors.js';
 import { assertJid } from '../core/jid.js';
 import type { MediaKind } from '../core/schemas/command.js';
 
-export const MAX_CAPTION_LENGTH = 1024;
+const MAX_CAPTION_LENGTH = 1024;
 
 /** The text fields of a media send, each checked as it is given. */
 export interface MediaSendFields {

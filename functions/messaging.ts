@@ -10,7 +10,7 @@ import type { AppEnv, Services } from './services.js';
 import { accountIdParam, errorBodySchema, requiredString } from './validation.js';
 
 /** WhatsApp's own limit; longer text answers `internal_error` (docs/api.md). */
-export const MAX_TEXT_LENGTH = 4096;
+const MAX_TEXT_LENGTH = 4096;
 
 const params = z.object({ accountId: accountIdParam });
 
@@ -98,7 +98,7 @@ function assertTextLength(text: string): void {
 const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
 const PICTOGRAPHIC = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
 /** One grapheme that is an emoji (flags, skin tones and ZWJ sequences count as one). */
-export function isSingleEmoji(value: string): boolean {
+function isSingleEmoji(value: string): boolean {
   const graphemes = [...segmenter.segment(value)];
   return graphemes.length === 1 && PICTOGRAPHIC.test(value);
 }

@@ -9,7 +9,7 @@ import { accountIdParam, errorBodySchema } from './validation.js';
 const PHONE_NUMBER_ERROR = 'phoneNumber must be digits with country code';
 
 /** A leading `+`, spaces and dashes are how people write numbers; what is left must be digits. */
-export function normalizePhoneNumber(value: string): string | undefined {
+function normalizePhoneNumber(value: string): string | undefined {
   const digits = value.trim().replace(/^\+/, '').replace(/[\s-]/g, '');
   return /^\d{1,20}$/.test(digits) ? digits : undefined;
 }

@@ -6,10 +6,10 @@ import { detectMediaType, SNIFF_BYTES } from './file-types.js';
 import type { MediaKind } from '../core/schemas/command.js';
 
 /** Room for the multipart boundaries and the small text fields beside the file. */
-export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 const MAX_FIELD_BYTES = 16 * 1024;
 
-export interface ReceivedFile {
+interface ReceivedFile {
   mimetype: string;
   size: number;
   fileName?: string;
@@ -39,7 +39,7 @@ export interface ReceiveOptions {
   checkFieldsSoFar?: (fields: Record<string, string>) => void;
 }
 
-export function tooLarge(maxBytes: number): PayloadTooLargeError {
+function tooLarge(maxBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`File too large (max ${Math.floor(maxBytes / (1024 * 1024))} MB)`);
 }
 
@@ -47,7 +47,7 @@ export function tooLarge(maxBytes: number): PayloadTooLargeError {
  * The request's own claims, judged before a byte of the body is read: multipart with a boundary,
  * and a declared length within the limit.
  */
-export function checkUploadHeaders(headers: Headers, maxBytes: number): void {
+function checkUploadHeaders(headers: Headers, maxBytes: number): void {
   const contentType = headers.get('content-type') ?? '';
   if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) {
     throw new ValidationError('Request body must be multipart/form-data');

@@ -5,10 +5,10 @@ import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN, normalizeJid } from '../core/ji
  * Schemas shared by the routes. Error messages are the client-facing strings (the app's
  * defaultHook answers with the first one), so they follow docs/api.md exactly.
  */
-export const MAX_PAGE_SIZE = 100;
-export const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 50;
 /** DynamoDB has no offset: skipped items are read and dropped, so skip is bounded. */
-export const MAX_SKIP = 10_000;
+const MAX_SKIP = 10_000;
 
 export const accountIdParam = z
   .string()

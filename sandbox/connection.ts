@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { decodeBinaryNode, encodeBinaryNode, proto, type BinaryNode } from '@whiskeysockets/baileys';
+import { decodeBinaryNode, encodeBinaryNode, type proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { WebSocket } from 'ws';
 import { FrameReader, encodeFrame } from './noise/framing.js';
 import { ServerHandshake, type HandshakeResult, type TransportCipher } from './noise/handshake.js';
@@ -148,7 +148,7 @@ export class Connection implements DeviceConnection {
     const device = Number(payload.device ?? 0);
     const account = this.core.network.accounts.get(phone);
     const companion = account?.devices.get(device);
-    if (!account || !companion || !companion.noiseKey.equals(noiseKey)) {
+    if (!account || !companion?.noiseKey.equals(noiseKey)) {
       this.send({ tag: 'failure', attrs: { reason: '401', location: 'sandbox' } });
       this.kick();
       return;

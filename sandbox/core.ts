@@ -146,7 +146,7 @@ export class SandboxCore {
         iqId,
       }),
     );
-    let reply;
+    let reply: BinaryNode;
     try {
       reply = await pending.awaitReply(iqId, SIGN_TIMEOUT_MS);
     } catch {

@@ -115,7 +115,7 @@ export class Inbox {
 /** Well under DynamoDB's 400 KB item limit, with room for the stanza attributes. */
 const MAX_PLAINTEXT_BYTES = 300_000;
 /** An upsert normally follows its decryption within milliseconds. */
-export const STRANDED_AFTER_MS = 2 * 60_000;
+const STRANDED_AFTER_MS = 2 * 60_000;
 const INBOX_WRITES_IN_FLIGHT = 4;
 
 /** One writer per document client and table: shared by every account of this process. */

@@ -211,7 +211,7 @@ function optional<K extends string, V>(name: K, value: V | null | undefined): Pa
 }
 
 /** protobuf int64 fields arrive as Long objects or plain numbers. */
-export function toNumber(value: LongOrNumber): number {
+function toNumber(value: LongOrNumber): number {
   if (value === null || value === undefined) return 0;
   return typeof value === 'number' ? value : value.toNumber();
 }

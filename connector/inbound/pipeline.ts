@@ -63,15 +63,15 @@ export interface InboundPipelineDeps {
   mediaTimeoutMs?: number;
 }
 
-/** Per batch, from the account's session. */
+/** What the pipeline gets with every batch of messages of one account, from its session. */
 export interface InboundContext {
-  /** The account's own JID: `from` of messages it sent. */
+  /** The account's own JID (normalized, no device suffix): `from` of messages it sent. */
   selfJid: string;
-  /** The decrypted media bytes of a message. */
+  /** Decrypted media bytes of a message (sandbox CA trusted when in sandbox mode). */
   download(message: WAMessage): Promise<Readable>;
 }
 
-export type MessagesUpsert = BaileysEventMap['messages.upsert'];
+type MessagesUpsert = BaileysEventMap['messages.upsert'];
 
 export interface InboundPipeline {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;

@@ -12,7 +12,7 @@ import type { MediaDescriptor } from './map-message.js';
  * The media id of a message's media, derived from the message id: a redelivered message maps
  * to the same S3 object and Media item instead of orphaning a second copy.
  */
-export function mediaIdFor(accountId: string, messageId: string): string {
+function mediaIdFor(accountId: string, messageId: string): string {
   return createHash('sha256').update(`${accountId}\n${messageId}`).digest('hex').slice(0, 32);
 }
 

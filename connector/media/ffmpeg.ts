@@ -43,7 +43,7 @@ export function runFfmpeg(
 }
 
 /** "00:01:02.50" -> 62.5; undefined for "N/A" or anything else unparsable. */
-export function parseFfmpegDuration(text: string | undefined): number | undefined {
+function parseFfmpegDuration(text: string | undefined): number | undefined {
   const match = /^(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$/.exec(text?.trim() ?? '');
   if (!match) return undefined;
   const [, hours, minutes, seconds] = match;

@@ -28,7 +28,7 @@ import { imageThumbnail, videoThumbnail } from './thumbnails.js';
 import { convertToMp4, needsVideoConversion, PLAYABLE_VIDEO_MIMETYPE } from './video.js';
 import { voiceNoteWaveform } from './waveform.js';
 
-export type OutgoingMediaKind = 'image' | 'video' | 'audio' | 'document';
+type OutgoingMediaKind = 'image' | 'video' | 'audio' | 'document';
 
 export interface OutgoingMedia {
   kind: OutgoingMediaKind;

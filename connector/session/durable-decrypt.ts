@@ -34,7 +34,7 @@ export interface DurableDecryption {
 }
 
 /** The part of Baileys' socket client (`sock.ws`) that emits decoded frames. */
-export interface StanzaEmitter {
+interface StanzaEmitter {
   prependListener(event: 'CB:message', listener: (node: BinaryNode) => void): unknown;
 }
 

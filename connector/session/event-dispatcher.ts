@@ -1,20 +1,10 @@
-import type { Readable } from 'node:stream';
-import type { BaileysEventMap, ConnectionState, WAMessage, WASocket } from '@whiskeysockets/baileys';
+import type { BaileysEventMap, ConnectionState, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
-
-/** What the inbound pipeline gets with every batch of messages of one account. */
-export interface InboundContext {
-  /** The account's own JID (normalized, no device suffix). */
-  selfJid: string;
-  /** Decrypted media bytes of a message (sandbox CA trusted when in sandbox mode). */
-  download(message: WAMessage): Promise<Readable>;
-}
+import type { InboundContext } from '../inbound/pipeline.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
 export interface InboundHandlers {
   handleUpsert(accountId: string, upsert: BaileysEventMap['messages.upsert'], ctx: InboundContext): Promise<void>;
-  handleUpdate?(accountId: string, updates: BaileysEventMap['messages.update'], ctx: InboundContext): Promise<void>;
-  handleReaction?(accountId: string, reactions: BaileysEventMap['messages.reaction'], ctx: InboundContext): Promise<void>;
 }
 
 export interface DispatchTargets {
@@ -112,14 +102,6 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
           if (firstError) throw firstError;
         });
       }
-    }
-    const updates = events['messages.update'];
-    const handleUpdate = targets.inbound.handleUpdate?.bind(targets.inbound);
-    if (updates && handleUpdate) enqueue('messages.update', (ctx) => handleUpdate(targets.accountId, updates, ctx));
-    const reactions = events['messages.reaction'];
-    const handleReaction = targets.inbound.handleReaction?.bind(targets.inbound);
-    if (reactions && handleReaction) {
-      enqueue('messages.reaction', (ctx) => handleReaction(targets.accountId, reactions, ctx));
     }
   });
   return { detach, drained: () => inboundQueue, run: enqueue };

@@ -5,10 +5,10 @@ import type { Table } from '../../core/store/table.js';
 
 /** WhatsApp's QR references: the first of a connection lasts 60 s, each later one 20 s. */
 export const FIRST_QR_LIFETIME_MS = 60_000;
-export const LATER_QR_LIFETIME_MS = 20_000;
+const LATER_QR_LIFETIME_MS = 20_000;
 
 /** Renders a QR as block characters for a terminal. */
-export function renderTerminalQr(qr: string): Promise<string> {
+function renderTerminalQr(qr: string): Promise<string> {
   return new Promise((resolve) => qrcodeTerminal.generate(qr, { small: true }, resolve));
 }
 
@@ -17,7 +17,7 @@ export function renderTerminalQr(qr: string): Promise<string> {
  * structured line (`accountId`, `qr`) for tools and as a drawing a person can scan. `logger`
  * is the session's, already bound to the account id.
  */
-export async function logQr(logger: Logger, accountId: string, qr: string, printTerminal: (text: string) => void) {
+async function logQr(logger: Logger, accountId: string, qr: string, printTerminal: (text: string) => void) {
   logger.info({ qr, event: 'qr' }, 'QR code ready: scan it with WhatsApp > Linked devices');
   printTerminal(`QR code for account ${accountId}:\n${await renderTerminalQr(qr)}\n`);
 }

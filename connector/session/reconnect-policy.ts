@@ -14,7 +14,7 @@ export type ReconnectDecision =
   /** Nobody scanned the QR in time, several times over: stop asking. */
   | { kind: 'give_up_qr' };
 
-export const BASE_RECONNECT_DELAY_MS = 5_000;
+const BASE_RECONNECT_DELAY_MS = 5_000;
 const MAX_RECONNECT_DELAY_MS = 60_000;
 /** QR rounds (each about two minutes of codes) before an unscanned account is parked. */
 export const MAX_QR_ROUNDS = 3;

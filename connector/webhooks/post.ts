@@ -3,7 +3,7 @@ import type { TargetPolicy } from '../../core/net/address-policy.js';
 import { FORBIDDEN_TARGET_MESSAGE, ForbiddenTargetError, checkTargetUrl, guardedLookup } from '../../core/net/webhook-target.js';
 import type { WebhookPayload } from '../../core/schemas/webhook-event.js';
 
-export const WEBHOOK_USER_AGENT = 'wa-gateway-webhooks/1.0';
+const WEBHOOK_USER_AGENT = 'wa-gateway-webhooks/1.0';
 
 /** `permanent`: retrying cannot help (the target is refused by policy): dead-letter at once. */
 export type PostOutcome = { ok: true; status: number } | { ok: false; reason: string; permanent?: true };

@@ -130,7 +130,7 @@ export function embeddedIpv4(ip: string): string | undefined {
 }
 
 /** Lower case, without the trailing dot of a fully qualified name. */
-export function normalizeHostName(name: string): string {
+function normalizeHostName(name: string): string {
   return name.toLowerCase().replace(/\.+$/, '');
 }
 

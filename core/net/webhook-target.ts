@@ -23,7 +23,7 @@ export class ForbiddenTargetError extends Error {
 const refused = (reason: string): TargetVerdict => ({ allowed: false, reason });
 
 /** Brackets of an IPv6 literal removed (`new URL` keeps them in `hostname`). */
-export function bareHost(url: URL): string {
+function bareHost(url: URL): string {
   const host = url.hostname;
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
@@ -48,7 +48,7 @@ export function checkTargetUrl(url: URL, policy: TargetPolicy): UrlVerdict {
 }
 
 /** Every address a name resolves to must be allowed: one bad answer refuses the name. */
-export function checkResolvedAddresses(host: string, addresses: string[], policy: TargetPolicy): TargetVerdict {
+function checkResolvedAddresses(host: string, addresses: string[], policy: TargetPolicy): TargetVerdict {
   for (const address of addresses) {
     const classified = classifyAddress(address);
     if (!isAllowed(classified, policy)) return refused(`${host} resolves to ${classified.what} address ${address}`);

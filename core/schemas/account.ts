@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const accountStatusSchema = z.enum(['connecting', 'connected', 'reconnecting', 'logged_out', 'not_started']);
+const accountStatusSchema = z.enum(['connecting', 'connected', 'reconnecting', 'logged_out', 'not_started']);
 export type AccountStatus = z.infer<typeof accountStatusSchema>;
 
 /** An account as stored (and as listed/got, which is the same set of fields). */

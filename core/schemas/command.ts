@@ -6,22 +6,22 @@ import { z } from 'zod';
  */
 const base = { accountId: z.string(), commandId: z.string() };
 
-export const mediaKindSchema = z.enum(['image', 'video', 'audio', 'document']);
+const mediaKindSchema = z.enum(['image', 'video', 'audio', 'document']);
 export type MediaKind = z.infer<typeof mediaKindSchema>;
 
-export const connectCommandSchema = z.object({ ...base, type: z.literal('connect'), payload: z.object({}) });
-export const disconnectCommandSchema = z.object({ ...base, type: z.literal('disconnect'), payload: z.object({}) });
-export const deleteAccountCommandSchema = z.object({
+const connectCommandSchema = z.object({ ...base, type: z.literal('connect'), payload: z.object({}) });
+const disconnectCommandSchema = z.object({ ...base, type: z.literal('disconnect'), payload: z.object({}) });
+const deleteAccountCommandSchema = z.object({
   ...base,
   type: z.literal('delete_account'),
   payload: z.object({ collectionName: z.string() }),
 });
-export const sendTextCommandSchema = z.object({
+const sendTextCommandSchema = z.object({
   ...base,
   type: z.literal('send_text'),
   payload: z.object({ messageId: z.string(), to: z.string(), text: z.string() }),
 });
-export const sendReplyCommandSchema = z.object({
+const sendReplyCommandSchema = z.object({
   ...base,
   type: z.literal('send_reply'),
   payload: z.object({
@@ -32,7 +32,7 @@ export const sendReplyCommandSchema = z.object({
     quotedMessageId: z.string(),
   }),
 });
-export const sendMediaCommandSchema = z.object({
+const sendMediaCommandSchema = z.object({
   ...base,
   type: z.literal('send_media'),
   payload: z.object({
@@ -48,19 +48,19 @@ export const sendMediaCommandSchema = z.object({
     ptt: z.boolean().optional(),
   }),
 });
-export const sendReactionCommandSchema = z.object({
+const sendReactionCommandSchema = z.object({
   ...base,
   type: z.literal('send_reaction'),
   payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string(), emoji: z.string() }),
 });
-export const deleteMessageCommandSchema = z.object({
+const deleteMessageCommandSchema = z.object({
   ...base,
   type: z.literal('delete_message'),
   payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string() }),
 });
 
 /** Ask WhatsApp for a code to link the account by phone number; the answer goes to a pairing-code request record. */
-export const requestPairingCodeCommandSchema = z.object({
+const requestPairingCodeCommandSchema = z.object({
   ...base,
   type: z.literal('request_pairing_code'),
   payload: z.object({ phoneNumber: z.string() }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-export const messageTypeSchema = z.enum([
+const messageTypeSchema = z.enum([
   'text',
   'image',
   'video',
@@ -14,7 +14,7 @@ export const messageTypeSchema = z.enum([
 ]);
 export type MessageType = z.infer<typeof messageTypeSchema>;
 
-export const reactionSchema = z.object({ from: z.string(), emoji: z.string(), timestamp: z.number().int() });
+const reactionSchema = z.object({ from: z.string(), emoji: z.string(), timestamp: z.number().int() });
 
 /** A stored message; timestamps are Unix milliseconds. */
 export const messageSchema = z.object({

@@ -6,7 +6,7 @@ import { z } from 'zod';
  * between claiming and recording the outcome, so the message may or may not have gone out; it is
  * never sent again (at most once).
  */
-export const outboundStatusSchema = z.enum(['pending', 'sending', 'sent', 'failed', 'unknown']);
+const outboundStatusSchema = z.enum(['pending', 'sending', 'sent', 'failed', 'unknown']);
 export type OutboundStatus = z.infer<typeof outboundStatusSchema>;
 
 /** The state of one send in flight, written by the function and settled by the connector. */

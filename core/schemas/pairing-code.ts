@@ -6,7 +6,7 @@ import { z } from 'zod';
  * connector took it and is asking WhatsApp. `issued`: the code is here. `already_connected`:
  * the account turned out to be linked. `failed`: no code, `reason` says why.
  */
-export const pairingCodeRequestStatusSchema = z.enum(['pending', 'requesting', 'issued', 'already_connected', 'failed']);
+const pairingCodeRequestStatusSchema = z.enum(['pending', 'requesting', 'issued', 'already_connected', 'failed']);
 export type PairingCodeRequestStatus = z.infer<typeof pairingCodeRequestStatusSchema>;
 
 export const pairingCodeRequestSchema = z.object({

@@ -13,7 +13,7 @@ import { ITEM_EXISTS, withoutKeys, writeIfCondition, type Table } from './table.
 const KEY_PATTERN = /^wag_([A-Za-z0-9]{1,64})_([0-9a-f]{16})_[A-Za-z0-9_-]{43}$/;
 const SECRET_BYTES = 32;
 
-export const apiKeySchema = z.object({
+const apiKeySchema = z.object({
   keyId: z.string(),
   name: z.string().optional(),
   createdAt: z.string(),
@@ -30,7 +30,7 @@ export const hashKey = (presented: string): Buffer => createHash('sha256').updat
 export const sameHash = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
 
 /** The account and key a presented key names, or undefined when it is not shaped like one. */
-export function parseAccountKey(presented: string): { accountId: string; keyId: string } | undefined {
+function parseAccountKey(presented: string): { accountId: string; keyId: string } | undefined {
   const match = KEY_PATTERN.exec(presented);
   return match ? { accountId: match[1]!, keyId: match[2]! } : undefined;
 }

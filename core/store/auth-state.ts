@@ -17,7 +17,7 @@ export interface SignalKeyWrite {
   value: string | null;
 }
 
-function valueOf(item: Record<string, unknown> | undefined): string | undefined {
+function storedValue(item: Record<string, unknown> | undefined): string | undefined {
   const value = item?.value;
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new Error('Auth state item has a non-string value');
@@ -28,7 +28,7 @@ export async function readCreds(table: Table, collectionName: string): Promise<s
   const result = await table.doc.send(
     new GetCommand({ TableName: table.name, Key: authCredsKey(collectionName), ConsistentRead: true }),
   );
-  return valueOf(result.Item);
+  return storedValue(result.Item);
 }
 
 export async function writeCreds(table: Table, collectionName: string, value: string): Promise<void> {
@@ -52,7 +52,7 @@ export async function readSignalKeys(
   );
   const out: Record<string, string> = {};
   for (const item of items) {
-    const value = valueOf(item);
+    const value = storedValue(item);
     if (value !== undefined) out[String(item.sk).slice(prefix.length)] = value;
   }
   return out;

@@ -4,7 +4,7 @@ import { queryPartition } from './paging.js';
 import type { Table } from './table.js';
 
 /** DynamoDB's own per-request limits. */
-export const BATCH_GET_LIMIT = 100;
+const BATCH_GET_LIMIT = 100;
 export const BATCH_WRITE_LIMIT = 25;
 const MAX_ATTEMPTS = 8;
 

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
 import { chatGsi1, chatKey, chatsGsi1pk } from '../keys.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
@@ -6,15 +6,6 @@ import { queryGsi1, type Page } from './paging.js';
 import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
 
 const parseChat = (item: Record<string, unknown>) => chatSchema.parse(withoutKeys(item));
-
-export async function putChat(table: Table, accountId: string, chat: Chat): Promise<void> {
-  await table.doc.send(
-    new PutCommand({
-      TableName: table.name,
-      Item: { ...chatKey(accountId, chat.chatId), ...chatGsi1(accountId, chat.chatId, chat.lastMessageTime), ...chat },
-    }),
-  );
-}
 
 export async function findChat(table: Table, accountId: string, chatId: string): Promise<Chat | undefined> {
   const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: chatKey(accountId, chatId) }));
@@ -92,20 +83,6 @@ export async function retractUnread(table: Table, accountId: string, chatId: str
       UpdateExpression: 'ADD unreadCount :minusOne',
       ConditionExpression: ITEM_EXISTS,
       ExpressionAttributeValues: { ':minusOne': -1 },
-    }),
-  ).catch((error: unknown) => {
-    if (!isConditionalCheckFailed(error)) throw error;
-  });
-}
-
-export async function markChatRead(table: Table, accountId: string, chatId: string): Promise<void> {
-  await table.doc.send(
-    new UpdateCommand({
-      TableName: table.name,
-      Key: chatKey(accountId, chatId),
-      UpdateExpression: 'SET unreadCount = :zero',
-      ConditionExpression: ITEM_EXISTS,
-      ExpressionAttributeValues: { ':zero': 0 },
     }),
   ).catch((error: unknown) => {
     if (!isConditionalCheckFailed(error)) throw error;

@@ -10,9 +10,9 @@ import { ITEM_ABSENT, withoutKeys, writeIfCondition, type Table } from './table.
  * Items live in the account's partition (deleting the account removes them) and expire after a
  * day (`expiresAt`, the table's TTL attribute; an expired item still present counts as absent).
  */
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
-export const idempotencyRecordSchema = z.object({
+const idempotencyRecordSchema = z.object({
   /** Hash of the route and the request's fields (and file bytes) it was first used with. */
   fingerprint: z.string(),
   messageId: z.string(),

@@ -11,7 +11,7 @@ import type { Table } from './table.js';
  */
 export const INBOX_TTL_SECONDS = 7 * 24 * 60 * 60;
 
-export const inboxRecordKey = (record: Pick<InboxRecord, 'accountId' | 'messageId' | 'part'>): Key =>
+const inboxRecordKey = (record: Pick<InboxRecord, 'accountId' | 'messageId' | 'part'>): Key =>
   inboxKey(record.accountId, record.messageId, record.part);
 
 export function putInboxRequest(record: InboxRecord): WriteRequest {

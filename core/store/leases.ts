@@ -17,7 +17,7 @@ import { withoutKeys, writeIfCondition, type Table } from './table.js';
  * `leaseExpiresAt` is Unix milliseconds of the writer's clock; `expiresAt` (epoch seconds, the
  * table's TTL attribute) lets DynamoDB remove leases of accounts nobody runs any more.
  */
-export const leaseSchema = z.object({
+const leaseSchema = z.object({
   accountId: z.string(),
   owner: z.string(),
   leaseExpiresAt: z.number(),

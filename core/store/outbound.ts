@@ -16,7 +16,7 @@ import { withoutKeys, writeIfCondition, type Table } from './table.js';
  */
 
 /** Outbound records are only needed while a send is in flight and shortly after. */
-export const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
+const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
 
 const IS_PENDING = '#status = :pending';
 /** Claimed by a connector; `unknown` too, since the claimer may still report after all. */

@@ -14,7 +14,7 @@ import { withoutKeys, writeIfCondition, type Table } from './table.js';
  */
 
 /** Only needed while the API waits for it. */
-export const PAIRING_CODE_REQUEST_TTL_SECONDS = 60 * 60;
+const PAIRING_CODE_REQUEST_TTL_SECONDS = 60 * 60;
 
 const NAMES = { '#status': 'status' };
 

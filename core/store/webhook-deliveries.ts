@@ -11,10 +11,10 @@ import type { Table } from './table.js';
  * (Key built here rather than in keys.ts: added by the connector engineer alongside the
  * delivery worker; it belongs to no account partition and is removed by TTL.)
  */
-export const webhookDeliveryKey = (eventId: string): Key => ({ pk: `WHDELIVERY#${eventId}`, sk: 'DELIVERY' });
+const webhookDeliveryKey = (eventId: string): Key => ({ pk: `WHDELIVERY#${eventId}`, sk: 'DELIVERY' });
 
 /** Kept as long as an event can sit in the webhook DLQ (14 days) and be redriven. */
-export const DELIVERY_STATE_TTL_SECONDS = 14 * 24 * 60 * 60;
+const DELIVERY_STATE_TTL_SECONDS = 14 * 24 * 60 * 60;
 
 export async function findDeliveredUrls(table: Table, eventId: string): Promise<Set<string>> {
   const result = await table.doc.send(

@@ -8,7 +8,7 @@ import type { GatewayResources } from './runtime-env.js';
  */
 
 /** The API: reads, account/outbound/webhook records, account deletion; sends commands; media. */
-export const apiTableActions = [
+const apiTableActions = [
   'dynamodb:GetItem', // account, message, media, outbound status poll
   'dynamodb:Query', // chats of an account, items of an account on delete
   'dynamodb:PutItem', // create account, outbound `pending`, webhook registration
@@ -16,10 +16,10 @@ export const apiTableActions = [
   'dynamodb:DeleteItem', // account record
   'dynamodb:BatchWriteItem', // account deletion in batches of 25
 ] as const;
-export const apiIndexActions = ['dynamodb:Query'] as const; // all accounts, messages of a chat
+const apiIndexActions = ['dynamodb:Query'] as const; // all accounts, messages of a chat
 
 /** The connector: sessions, auth keys in batches, inbound messages, leases, outbound status. */
-export const connectorTableActions = [
+const connectorTableActions = [
   'dynamodb:GetItem',
   'dynamodb:BatchGetItem',
   'dynamodb:Query',
@@ -28,7 +28,7 @@ export const connectorTableActions = [
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
 ] as const;
-export const connectorIndexActions = ['dynamodb:Query'] as const; // accounts to resume
+const connectorIndexActions = ['dynamodb:Query'] as const; // accounts to resume
 
 const queueConsumerActions = [
   'sqs:ReceiveMessage',

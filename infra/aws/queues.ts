@@ -79,7 +79,7 @@ export class GatewayQueues extends Construct {
 }
 
 /** `https://sqs.<region>.amazonaws.com/<account>/<name>` -> the queue's ARN, for IAM grants. */
-export function queueArnFromUrl(scope: Construct, queueUrl: string): string {
+function queueArnFromUrl(scope: Construct, queueUrl: string): string {
   const match = /^https:\/\/sqs\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?\/(\d{12})\/([A-Za-z0-9_.-]+)$/.exec(queueUrl);
   const [, region, account, name] = match ?? [];
   if (!region || !account || !name) throw new Error(`Not an SQS queue URL: ${queueUrl}`);

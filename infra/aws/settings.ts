@@ -18,7 +18,7 @@ const sqsUrl = z
     message: 'must be an SQS queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/name',
   });
 
-export const gatewaySettingsSchema = z.object({
+const gatewaySettingsSchema = z.object({
   /**
    * `iam` (default): HTTP API whose routes require SigV4-signed requests (IAM authorization).
    * `private`: no authentication, served by an internal Application Load Balancer reachable only
@@ -72,7 +72,7 @@ export const gatewaySettingsSchema = z.object({
 export type GatewaySettings = z.infer<typeof gatewaySettingsSchema>;
 export type GatewaySettingsInput = z.input<typeof gatewaySettingsSchema>;
 
-export class GatewaySettingsError extends Error {
+class GatewaySettingsError extends Error {
   override name = 'GatewaySettingsError';
 }
 

@@ -29,7 +29,7 @@ export interface Emulators {
   stop(): Promise<void>;
 }
 
-export const EMULATOR_REGION = 'us-east-1';
+const EMULATOR_REGION = 'us-east-1';
 // s3rver accepts only this key pair; dynalite and fauxqs accept any.
 const DUMMY_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
 

@@ -18,7 +18,7 @@ export interface LocalSandbox {
  * Fixed ports first so that the docs' `localhost:7701` works as printed; when one is taken, the
  * previous run's ports (when free) or any free ones: the start-up summary names the real URL.
  */
-export const DEFAULT_SANDBOX_PORTS = { chat: 7700, control: 7701, media: 7702 } as const;
+const DEFAULT_SANDBOX_PORTS = { chat: 7700, control: 7701, media: 7702 } as const;
 
 /** The ports asked for in the configuration, the defaults for the others. */
 export function sandboxPortsFrom(config: Pick<Config, 'SANDBOX_PORT' | 'SANDBOX_CONTROL_PORT' | 'SANDBOX_MEDIA_PORT'>) {

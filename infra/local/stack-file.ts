@@ -14,7 +14,7 @@ const stackFileSchema = z.object({
 
 export type StackFile = z.infer<typeof stackFileSchema>;
 
-export const stackFilePath = (dataDir: string) => resolve(dataDir, 'local-stack.json');
+const stackFilePath = (dataDir: string) => resolve(dataDir, 'local-stack.json');
 
 export async function writeStackFile(dataDir: string, stack: StackFile): Promise<void> {
   await mkdir(dataDir, { recursive: true });

@@ -5,7 +5,7 @@ import { WRAPPED_KEY_LENGTH } from '../phone/code-pairing.js';
 import { bytes, child, iqError, iqResult } from './context.js';
 
 /** How long a companion's request to be linked by code stays open (WhatsApp's codes last minutes). */
-export const CODE_LINK_TTL_MS = 180_000;
+const CODE_LINK_TTL_MS = 180_000;
 
 /**
  * `link_code_companion_reg` iqs of a registering (not yet linked) connection (Baileys'

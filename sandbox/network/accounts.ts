@@ -4,7 +4,7 @@ import { newKeyPair } from '../certs.js';
 import type { Account, CompanionDevice, PhoneIdentity } from './model.js';
 import { parseUserJid } from './jids.js';
 
-export class NotFoundError extends Error {
+class NotFoundError extends Error {
   override name = 'NotFoundError';
 }
 
@@ -14,7 +14,7 @@ export interface ResolvedAddress {
   server: 's.whatsapp.net' | 'lid';
 }
 
-export function newPhoneIdentity(): PhoneIdentity {
+function newPhoneIdentity(): PhoneIdentity {
   const identity = newKeyPair();
   const signed = signedKeyPair(identity, 1);
   const signedPair = { public: Buffer.from(signed.keyPair.public), private: Buffer.from(signed.keyPair.private) };

@@ -1,5 +1,5 @@
 /** JID helpers of the sandbox: every address is a phone number (PN) or a LID, per device. */
-export const S_WHATSAPP_NET = 's.whatsapp.net';
+const S_WHATSAPP_NET = 's.whatsapp.net';
 
 export interface ParsedJid {
   user: string;

@@ -52,7 +52,7 @@ export interface PhoneIdentity {
   undecrypted: PendingCiphertext[];
 }
 
-export interface PendingCiphertext {
+interface PendingCiphertext {
   id: string;
   senderPhone: string;
   senderDevice: number;

@@ -3,9 +3,9 @@
  * first payload is prefixed with the intro header ('W','A',6,3), or with an 'ED' routing
  * header followed by it (Utils/noise-handler.js:50-62,168-184). The server sends no intro.
  */
-export const MAX_FRAME_BYTES = 0xffffff;
+const MAX_FRAME_BYTES = 0xffffff;
 
-export class FrameError extends Error {
+class FrameError extends Error {
   override name = 'FrameError';
 }
 

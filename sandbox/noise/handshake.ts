@@ -19,13 +19,13 @@ const iv = (counter: number) => {
   return v;
 };
 
-export function gcmEncrypt(key: Uint8Array, counter: number, aad: Uint8Array, plaintext: Uint8Array): Buffer {
+function gcmEncrypt(key: Uint8Array, counter: number, aad: Uint8Array, plaintext: Uint8Array): Buffer {
   const cipher = createCipheriv('aes-256-gcm', key, iv(counter));
   cipher.setAAD(aad);
   return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
 }
 
-export function gcmDecrypt(key: Uint8Array, counter: number, aad: Uint8Array, ciphertext: Uint8Array): Buffer {
+function gcmDecrypt(key: Uint8Array, counter: number, aad: Uint8Array, ciphertext: Uint8Array): Buffer {
   if (ciphertext.length < 16) throw new Error('ciphertext too short');
   const decipher = createDecipheriv('aes-256-gcm', key, iv(counter));
   decipher.setAAD(aad);
@@ -105,7 +105,7 @@ export class ServerHandshake {
   respond(clientHelloFrame: Uint8Array): Uint8Array {
     const hello = proto.HandshakeMessage.decode(clientHelloFrame).clientHello;
     const clientEphemeral = hello?.ephemeral;
-    if (!clientEphemeral || clientEphemeral.length !== 32) throw new Error('missing client ephemeral');
+    if (clientEphemeral?.length !== 32) throw new Error('missing client ephemeral');
     this.mixHash(clientEphemeral);
     const ephemeral = newKeyPair();
     this.ephemeral = ephemeral;

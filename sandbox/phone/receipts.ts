@@ -2,7 +2,7 @@ import type { BinaryNode } from '@whiskeysockets/baileys';
 import type { Network } from '../network/network.js';
 import type { Account, PhoneInboxEntry } from '../network/model.js';
 
-export const PHONE_RECEIPT_TYPES = ['read', 'played'] as const;
+const PHONE_RECEIPT_TYPES = ['read', 'played'] as const;
 export type PhoneReceiptType = (typeof PHONE_RECEIPT_TYPES)[number];
 
 export type ReceivedLookup = { entries: PhoneInboxEntry[] } | { error: string; status: 400 | 404 };

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { ProtocolAddress, SessionBuilder, SessionRecord, type SignalStorage } from 'libsignal';
+import { ProtocolAddress, SessionBuilder, type SessionRecord, type SignalStorage } from 'libsignal';
 // The package's index typings leave its curve module out; the module ships its own.
 import * as curve from 'libsignal/src/curve.js';
 import { pino } from 'pino';

@@ -18,9 +18,13 @@ function terminalMatrix(text: string): boolean[][] {
   return rows.map((line) => {
     const cells: boolean[] = [];
     for (let i = 0; i < line.length; ) {
-      if (line.startsWith(black, i)) (cells.push(true), (i += black.length));
-      else if (line.startsWith(white, i)) (cells.push(false), (i += white.length));
-      else throw new Error(`unexpected terminal output at ${i}`);
+      if (line.startsWith(black, i)) {
+        cells.push(true);
+        i += black.length;
+      } else if (line.startsWith(white, i)) {
+        cells.push(false);
+        i += white.length;
+      } else throw new Error(`unexpected terminal output at ${i}`);
     }
     return cells.slice(1, -1);
   });

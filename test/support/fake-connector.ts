@@ -15,7 +15,7 @@ export type Outcome =
   | { outcome: 'failed'; reason: string }
   | { outcome: 'ignore' };
 
-export interface FakeSend {
+interface FakeSend {
   accountId: string;
   messageId: string;
 }

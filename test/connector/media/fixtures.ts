@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
 
@@ -14,7 +14,7 @@ export async function createFixtureDir(): Promise<{ dir: string; remove(): Promi
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function generateFfmpeg(args: string[]): Promise<void> {
+async function generateFfmpeg(args: string[]): Promise<void> {
   await execFileAsync(ffmpegInstaller.path, ['-hide_banner', '-loglevel', 'error', '-y', ...args]);
 }
 

@@ -2,7 +2,7 @@
  * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
  * QR scans, messages sent from a phone (device 0) and the phone's inbox, kicks.
  */
-export interface PhoneInboxMessage {
+interface PhoneInboxMessage {
   id?: string;
   from?: string;
   text?: string;

@@ -25,7 +25,7 @@ beforeAll(async () => {
     seenKeys.push(req.headers['x-api-key'] as string | undefined);
     const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const match = /^\/accounts\/([^/]+)(\/qr)?$/.exec(req.url ?? '');
-    if (!match || match[1] !== 'alice' || !waiting) return reply(404, { ok: false, error: 'Account not found' });
+    if (match?.[1] !== 'alice' || !waiting) return reply(404, { ok: false, error: 'Account not found' });
     const currentStatus = waiting.openCount > 0 ? 'connected' : 'connecting';
     if (!match[2]) return reply(200, { ok: true, account: { _id: 'alice', currentStatus } });
     if (currentStatus !== 'connecting' || !waiting.qr) return reply(404, { ok: false, error: 'No QR code available' });

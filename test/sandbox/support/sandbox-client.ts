@@ -22,7 +22,7 @@ export interface LogEntry {
 }
 
 /** A pino logger that keeps error-level (and worse) entries so a test can assert there were none. */
-export function collectingLogger(entries: LogEntry[]) {
+function collectingLogger(entries: LogEntry[]) {
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n')) {
