@@ -4,8 +4,8 @@
  * a development run shrinks them, e.g. `npm run bench:crash -- --runs 1 --inbound-messages 100
  * --outage-seconds 20 --scenarios inbound,outage`.
  */
-export const SCENARIOS = ['inbound', 'sends', 'outage', 'stop'] as const;
-export type Scenario = (typeof SCENARIOS)[number];
+const SCENARIOS = ['inbound', 'sends', 'outage', 'stop'] as const;
+type Scenario = (typeof SCENARIOS)[number];
 
 export interface CrashOptions {
   runs: number;

@@ -15,7 +15,7 @@ export interface Delivery {
   at: number;
 }
 
-export type OutageMode = 'refused' | '503';
+type OutageMode = 'refused' | '503';
 
 export interface CrashReceiver {
   url: string;
