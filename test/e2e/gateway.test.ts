@@ -6,7 +6,7 @@ import { partitionKeys } from '../../core/store/batch.js';
 import { accountPartition } from '../../core/keys.js';
 import { startTestApi } from '../support/test-api.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The whole system: HTTP API, command queue, connector, sandbox WhatsApp network. Two accounts
