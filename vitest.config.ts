@@ -10,5 +10,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
+    // fauxqs persists with node:sqlite, which Node 22 flags as experimental on every start.
+    execArgv: ['--disable-warning=ExperimentalWarning'],
+    // Silences the console output of dependencies (libsignal's session dumps); TEST_CONSOLE=1 shows it.
+    setupFiles: ['test/support/quiet-dependencies.ts'],
   },
 });

@@ -34,7 +34,7 @@ import { startEmulators } from '../infra/local/emulators.js';
 import type { SandboxDescriptor } from '../sandbox/index.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
 import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
-import { waitFor } from '../test/e2e/support/wait.js';
+import { waitFor } from '../test/support/wait.js';
 
 const accountSteps = (process.env.BENCH_ACCOUNTS ?? '1,50,200').split(',').map(Number).filter((n) => n > 0);
 const throughputAccounts = Number(process.env.BENCH_THROUGHPUT_ACCOUNTS ?? 20);

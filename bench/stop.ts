@@ -37,7 +37,7 @@ import { registerWebhook } from '../core/store/webhooks.js';
 import { startEmulators } from '../infra/local/emulators.js';
 import type { SandboxDescriptor } from '../sandbox/index.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
-import { waitFor } from '../test/e2e/support/wait.js';
+import { waitFor } from '../test/support/wait.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);

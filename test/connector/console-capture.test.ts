@@ -3,8 +3,8 @@ import { ProtocolAddress, SessionBuilder, type SessionRecord, type SignalStorage
 // The package's index typings leave its curve module out; the module ships its own.
 import * as curve from 'libsignal/src/curve.js';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installConsoleCapture } from '../../connector/console-capture.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { installConsoleCapture as InstallConsoleCapture } from '../../connector/console-capture.js';
 
 /**
  * libsignal prints whole session records (private, root and chain keys) to the console. Once
@@ -28,10 +28,16 @@ function memoryLogger(level: pino.LevelWithSilent) {
 const reachedConsole: { method: string; args: unknown[] }[] = [];
 const originals = { info: console.info, warn: console.warn, log: console.log };
 
-beforeAll(() => {
+let installConsoleCapture: typeof InstallConsoleCapture;
+
+beforeAll(async () => {
   for (const method of ['info', 'warn', 'log'] as const) {
     console[method] = (...args: unknown[]) => void reachedConsole.push({ method, args });
   }
+  // The test setup (test/support/quiet-dependencies.ts) already installed the capture in this
+  // process, around the console it found; a fresh copy of the module installs it around ours.
+  vi.resetModules();
+  ({ installConsoleCapture } = await import('../../connector/console-capture.js'));
 });
 afterAll(() => {
   Object.assign(console, originals);

@@ -9,7 +9,7 @@ import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
 import { done, notOurs, retryLater, type CommandHandlers, type CommandOutcome } from '../../connector/commands/outcome.js';
-import { waitFor } from '../e2e/support/wait.js';
+import { waitFor } from '../support/wait.js';
 import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

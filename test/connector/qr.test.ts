@@ -7,7 +7,7 @@ import { findQr } from '../../core/store/qr.js';
 import { createApp } from '../../functions/app.js';
 import { FIRST_QR_LIFETIME_MS } from '../../connector/session/qr-log.js';
 import { startGateway, type Gateway } from '../e2e/support/gateway.js';
-import { waitFor } from '../e2e/support/wait.js';
+import { waitFor } from '../support/wait.js';
 import { modulesOfPng } from '../support/png-modules.js';
 
 /**

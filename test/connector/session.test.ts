@@ -6,7 +6,7 @@ import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
 import { startGateway, type Gateway } from '../e2e/support/gateway.js';
 import { connectByCommand, sendTextByCommand } from '../e2e/support/commands.js';
-import { waitFor } from '../e2e/support/wait.js';
+import { waitFor } from '../support/wait.js';
 import { putLegacyAccount } from '../support/legacy-account.js';
 
 /**

@@ -7,7 +7,7 @@ import { tableOf } from '../../core/store/table.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { spawnConnector } from '../e2e/support/child-connector.js';
 import { captureLogs } from '../e2e/support/log-capture.js';
-import { waitFor } from '../e2e/support/wait.js';
+import { waitFor } from '../support/wait.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
 
 /**

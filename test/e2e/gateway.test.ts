@@ -6,15 +6,21 @@ import { partitionKeys } from '../../core/store/batch.js';
 import { accountPartition } from '../../core/keys.js';
 import { startTestApi } from '../support/test-api.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The whole system: HTTP API, command queue, connector, sandbox WhatsApp network. Two accounts
  * are linked by scanning the QR read from the connector's log; everything after that goes
  * through the HTTP API only (the store and the sandbox are read to check the other side).
+ *
+ * One story in nine steps, run in order: each step starts from the state the previous ones left
+ * (linked accounts, the messages already exchanged, a disconnected or logged-out account), the
+ * way one account lives from its QR to its deletion. Linking over QR is the slow part, so the
+ * steps share it instead of each linking its own accounts; when a step fails, the first failure
+ * is the one to read, the later ones may only be its consequence.
  */
-// Generous: each case waits on real sockets, queues and emulators, on a possibly busy 2-core machine.
-describe('gateway end to end', { timeout: 180_000 }, () => {
+// Generous: each step waits on real sockets, queues and emulators, on a possibly busy 2-core machine.
+describe('story: two accounts from QR link to deletion, step by step', { timeout: 180_000 }, () => {
   let gw: Gateway;
   let api: Awaited<ReturnType<typeof startTestApi>>;
   const alice = { id: 'alice', phone: '15550400001', jid: '15550400001@s.whatsapp.net' };

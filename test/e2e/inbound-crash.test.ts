@@ -12,7 +12,7 @@ import { Inbox } from '../../connector/inbound/inbox.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { connectByCommand } from './support/commands.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * kill -9 of the connector in the middle of an inbound burst loses nothing WhatsApp was told

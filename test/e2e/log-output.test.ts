@@ -6,7 +6,7 @@ import { registerWebhook } from '../../core/store/webhooks.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { sendTextByCommand, type SandboxAccount } from './support/commands.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * The connector's stdout is what CloudWatch (or any log collector) stores: it must hold the

@@ -7,7 +7,7 @@ import { findMessage } from '../../core/store/messages.js';
 import { createFixtureDir, generateTone, generateVideo } from '../connector/media/fixtures.js';
 import { startTestApi } from '../support/test-api.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * Media end to end: a file sent through the HTTP API by one account arrives on the other

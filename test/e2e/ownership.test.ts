@@ -5,7 +5,7 @@ import type { Connector } from '../../connector/connector.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 import { connectByCommand, sendTextByCommand } from './support/commands.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * Restart and ownership: a restarted connector resumes linked accounts without a QR; a second

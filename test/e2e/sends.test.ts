@@ -6,7 +6,7 @@ import { startTestApi } from '../support/test-api.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { connectByCommand, sendTextByCommand } from './support/commands.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * One API answer, one WhatsApp message, against the real connector and the sandbox network: a

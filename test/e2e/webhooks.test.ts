@@ -6,7 +6,7 @@ import { findMessage } from '../../core/store/messages.js';
 import { Receiver } from '../connector/webhooks/receiver.js';
 import { startTestApi } from '../support/test-api.js';
 import { startGateway, type Gateway } from './support/gateway.js';
-import { waitFor } from './support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * Webhooks end to end: a message received by an account over the sandbox network is stored,

@@ -7,7 +7,7 @@ import type { Command } from '../../core/schemas/command.js';
 import { startFakeConnector, type FakeConnector, type Outcome } from '../support/fake-connector.js';
 import { startTestApi } from '../support/test-api.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
-import { waitFor } from '../e2e/support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 const TO = '15551234567@s.whatsapp.net';
 /** Recipients the fake connector treats specially. */

@@ -11,7 +11,7 @@ import { tableOf, type Table } from '../../core/store/table.js';
 import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
 import { startTestApi } from '../support/test-api.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
-import { waitFor } from '../e2e/support/wait.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * POST /accounts/:accountId/pairing-code against the emulators. The fake connector only records

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMessageIDV2, proto, type BinaryNode, type WAMessage } from '@whiskeysockets/baileys';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { Persistence } from '../../sandbox/persistence.js';
-import { linkClient, waitFor, type SandboxClient } from './support/sandbox-client.js';
+import { waitFor } from '../support/wait.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
 
 const { Status } = proto.WebMessageInfo;
 const text = (m: WAMessage) => m.message?.conversation ?? m.message?.extendedTextMessage?.text;
@@ -32,7 +33,7 @@ describe('sandbox: a message is kept until the device receipts it', () => {
     const closes = bob.closeCodes.length;
     const ids: string[] = [];
     for (const body of ['one', 'two', 'three']) ids.push((await alice.sock!.sendMessage(bob.userJid, { text: body }))!.key.id!);
-    await waitFor(() => bob.closeCodes.length > closes, 'the killed client to close');
+    await waitFor('the killed client to close', () => bob.closeCodes.length > closes, { timeoutMs: 30_000 });
     const firstSocket = bob.socketCount;
     expect(bob.rawMessages.some((m) => m.socket === firstSocket && m.id === ids[0])).toBe(true);
     ids.push((await alice.sock!.sendMessage(bob.userJid, { text: 'four' }))!.key.id!);
@@ -54,7 +55,7 @@ describe('sandbox: a message is kept until the device receipts it', () => {
     await bob.stop();
     const backlogs = bob.offlineCounts.length;
     bob.start();
-    await waitFor(() => bob.offlineCounts.length > backlogs, 'the end of the offline backlog');
+    await waitFor('the end of the offline backlog', () => bob.offlineCounts.length > backlogs, { timeoutMs: 30_000 });
     expect(bob.offlineCounts[backlogs]).toBe(0);
     expect(bob.rawMessages.filter((m) => m.id === sent!.key.id).map((m) => m.socket)).toEqual([bob.socketCount - 1]);
   });
@@ -63,7 +64,7 @@ describe('sandbox: a message is kept until the device receipts it', () => {
     bob.crashOnMessage(fromPhone('15550011001'), { hang: true });
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'before the kick' });
     const id = sent!.key.id!;
-    await waitFor(() => bob.rawMessages.some((m) => m.id === id), 'the message to reach the hung client');
+    await waitFor('the message to reach the hung client', () => bob.rawMessages.some((m) => m.id === id), { timeoutMs: 30_000 });
     const closes = bob.closeCodes.length;
     const res = await fetch(`${sandbox.descriptor.controlUrl}/kick`, {
       method: 'POST',
@@ -71,11 +72,11 @@ describe('sandbox: a message is kept until the device receipts it', () => {
       body: JSON.stringify({ phone: '15550011002', kind: 'end' }),
     });
     expect(await res.json()).toMatchObject({ kicked: true });
-    await waitFor(() => bob.closeCodes.length > closes, 'the kicked client to close');
+    await waitFor('the kicked client to close', () => bob.closeCodes.length > closes, { timeoutMs: 30_000 });
 
     const dead = bob.socketCount;
     bob.start();
-    await waitFor(() => bob.upsertTypes.get(id) === 'append', 'the message after the kick');
+    await waitFor('the message after the kick', () => bob.upsertTypes.get(id) === 'append', { timeoutMs: 30_000 });
     expect(bob.rawMessages.filter((m) => m.socket > dead && m.id === id).map((m) => m.offline)).toEqual([true]);
   });
 
@@ -99,7 +100,7 @@ describe('sandbox: a message is kept until the device receipts it', () => {
     bob.crashOnMessage((node) => node.attrs.id === id && copies() >= 2);
     const closes = bob.closeCodes.length;
     await alice.sock!.sendMessage(bob.userJid, { text: 'retried' }, { messageId: id });
-    await waitFor(() => bob.closeCodes.length > closes, 'the client to die after the re-sent copy arrived');
+    await waitFor('the client to die after the re-sent copy arrived', () => bob.closeCodes.length > closes, { timeoutMs: 30_000 });
 
     bob.socketConfig = {};
     const dead = bob.socketCount;
@@ -133,13 +134,17 @@ describe('sandbox: unreceipted messages survive a sandbox restart', () => {
     bob.crashOnMessage(fromPhone('15550011101'), { hang: true });
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'kept across a restart' });
     const id = sent!.key.id!;
-    await waitFor(() => bob.rawMessages.some((m) => m.id === id), 'the message to reach the hung client');
+    await waitFor('the message to reach the hung client', () => bob.rawMessages.some((m) => m.id === id), { timeoutMs: 30_000 });
 
     // The connection is still open: the snapshot keeps the message in the device's queue.
-    await waitFor(() => {
-      const bobDevice = Persistence.load(dataDir)?.accounts.find((a) => a.phone === '15550011102')?.devices.get(1);
-      return bobDevice?.queue.some((node) => node.attrs.id === id);
-    }, 'a snapshot holding the unreceipted message');
+    await waitFor(
+      'a snapshot holding the unreceipted message',
+      () => {
+        const bobDevice = Persistence.load(dataDir)?.accounts.find((a) => a.phone === '15550011102')?.devices.get(1);
+        return bobDevice?.queue.some((node) => node.attrs.id === id);
+      },
+      { timeoutMs: 30_000 },
+    );
 
     await alice.stop();
     await sandbox.stop();
@@ -147,7 +152,7 @@ describe('sandbox: unreceipted messages survive a sandbox restart', () => {
     const dead = bob.socketCount;
     bob.start(sandbox.descriptor);
     // The hung process had already emitted it (its receipt went nowhere); the restarted one gets it as backlog.
-    await waitFor(() => bob.upsertTypes.get(id) === 'append', 'the message after the restart');
+    await waitFor('the message after the restart', () => bob.upsertTypes.get(id) === 'append', { timeoutMs: 30_000 });
     expect(text(bob.messages.findLast((m) => m.key.id === id)!)).toBe('kept across a restart');
     expect(bob.rawMessages.filter((m) => m.socket > dead && m.id === id).map((m) => m.offline)).toEqual([true]);
   });

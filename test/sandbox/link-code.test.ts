@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { enterPairingCode, linkClient, requestCodeClient, waitFor, type SandboxClient } from './support/sandbox-client.js';
+import { waitFor } from '../support/wait.js';
+import { enterPairingCode, linkClient, requestCodeClient, type SandboxClient } from './support/sandbox-client.js';
 
 /** A code of the right shape that is not the client's (Baileys' alphabet has no 0, I, O or U). */
 const otherCodeThan = (code: string) => (code.startsWith('AAAA') ? 'BBBBBBBB' : 'AAAAAAAA');
@@ -38,7 +39,7 @@ describe('sandbox: linking by pairing code', () => {
     expect(client.jid).toBe('15550009001:1@s.whatsapp.net');
     expect(client.auth.creds.me?.lid).toMatch(/^\d+:1@lid$/);
     expect(client.closeCodes).toContain(515);
-    await waitFor(() => client.historySyncs > 0, 'the history bootstrap');
+    await waitFor('the history bootstrap', () => client.historySyncs > 0, { timeoutMs: 30_000 });
 
     const sent = await client.sock!.sendMessage(peer.userJid, { text: 'linked by code' });
     const got = await peer.waitForMessage((m) => m.key.id === sent!.key.id, 'the message of the code-linked client');

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, waitFor, type SandboxClient } from './support/sandbox-client.js';
+import { waitFor } from '../support/wait.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
 
 describe('sandbox: handshake, QR, scan, 515, login', () => {
   let sandbox: RunningSandbox;
@@ -26,8 +27,8 @@ describe('sandbox: handshake, QR, scan, 515, login', () => {
     expect(client.closeCodes).toContain(515);
     // The phone's history bootstrap arrives and Baileys finishes its initial app-state sync
     // (instead of waiting 20 s for it).
-    await waitFor(() => client.historySyncs > 0, 'the history bootstrap');
-    await waitFor(() => (client.auth.creds.accountSyncCounter ?? 0) > 0, 'the initial sync to complete');
+    await waitFor('the history bootstrap', () => client.historySyncs > 0, { timeoutMs: 30_000 });
+    await waitFor('the initial sync to complete', () => (client.auth.creds.accountSyncCounter ?? 0) > 0, { timeoutMs: 30_000 });
     expect(client.unexpectedErrors).toEqual([]);
   });
 });

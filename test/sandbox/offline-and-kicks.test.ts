@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DisconnectReason } from '@whiskeysockets/baileys';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, pollUntil, waitFor, type SandboxClient } from './support/sandbox-client.js';
+import { waitFor } from '../support/wait.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
 
 describe('sandbox: offline delivery and kicks', () => {
   let sandbox: RunningSandbox;
@@ -55,7 +56,7 @@ describe('sandbox: offline delivery and kicks', () => {
     const opens = alice.openCount;
     const closes = alice.closeCodes.length;
     expect((await kick('15550004001', 1, kind)).kicked).toBe(true);
-    await waitFor(() => alice.closeCodes.length > closes, 'the close');
+    await waitFor('the close', () => alice.closeCodes.length > closes, { timeoutMs: 30_000 });
     expect(alice.closeCodes[closes]).toBe(code);
     await alice.waitForOpen(opens + 1);
     const sent = await bob.sock!.sendMessage(alice.userJid, { text: `after ${kind}` });
@@ -66,7 +67,7 @@ describe('sandbox: offline delivery and kicks', () => {
     const opens = bob.openCount;
     const closes = bob.closeCodes.length;
     expect(await kick('15550004002', 1, 'logout')).toMatchObject({ kicked: true, unlinked: true });
-    await waitFor(() => bob.closeCodes.length > closes, 'the close');
+    await waitFor('the close', () => bob.closeCodes.length > closes, { timeoutMs: 30_000 });
     expect(bob.closeCodes[closes]).toBe(DisconnectReason.loggedOut);
     const info = (await (await fetch(`${sandbox.descriptor.controlUrl}/phones/15550004002`)).json()) as { devices: unknown[] };
     expect(info.devices).toEqual([]);
@@ -74,7 +75,7 @@ describe('sandbox: offline delivery and kicks', () => {
 
     const refusedAt = bob.closeCodes.length;
     bob.start();
-    await waitFor(() => bob.closeCodes.length > refusedAt, 'the refused login');
+    await waitFor('the refused login', () => bob.closeCodes.length > refusedAt, { timeoutMs: 30_000 });
     expect(bob.closeCodes[refusedAt]).toBe(DisconnectReason.loggedOut);
     expect(bob.openCount).toBe(opens);
   });
@@ -89,11 +90,11 @@ describe('sandbox: offline delivery and kicks', () => {
         unlinked: true,
         devices: [{ device: 1, kicked: true, unlinked: true }],
       });
-      await waitFor(() => dave.closeCodes.length > closes, 'the close');
+      await waitFor('the close', () => dave.closeCodes.length > closes, { timeoutMs: 30_000 });
       expect(dave.closeCodes[closes]).toBe(DisconnectReason.forbidden);
       expect(await linkedDevices('15550004004')).toEqual([]);
       dave.start();
-      await waitFor(() => dave.closeCodes.length > closes + 1, 'the refused login');
+      await waitFor('the refused login', () => dave.closeCodes.length > closes + 1, { timeoutMs: 30_000 });
       expect(dave.closeCodes[closes + 1]).toBe(DisconnectReason.loggedOut);
       expect(dave.openCount).toBe(opens);
     } finally {
@@ -114,7 +115,7 @@ describe('sandbox: offline delivery and kicks', () => {
         { device: 2, kicked: true, unlinked: false },
       ]);
       for (const [i, client] of [first, second].entries()) {
-        await waitFor(() => client.closeCodes.length > closes[i]!, 'the close');
+        await waitFor('the close', () => client.closeCodes.length > closes[i]!, { timeoutMs: 30_000 });
         expect(client.closeCodes[closes[i]!]).toBe(DisconnectReason.connectionReplaced);
         await client.waitForOpen(opens[i]! + 1);
       }
@@ -130,10 +131,10 @@ describe('sandbox: offline delivery and kicks', () => {
     const carol = await linkClient(sandbox, '15550004003');
     try {
       await carol.sock!.logout();
-      await waitFor(() => carol.closeCodes.includes(DisconnectReason.loggedOut), 'the logout close');
+      await waitFor('the logout close', () => carol.closeCodes.includes(DisconnectReason.loggedOut), { timeoutMs: 30_000 });
       const info = async () =>
         ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/15550004003`)).json()) as { devices: unknown[] }).devices;
-      await pollUntil(async () => ((await info()).length === 0 ? true : undefined), 'the device to be unlinked');
+      await waitFor('the device to be unlinked', async () => (await info()).length === 0, { timeoutMs: 30_000 });
       expect(carol.unexpectedErrors).toEqual([]);
     } finally {
       await carol.stop();

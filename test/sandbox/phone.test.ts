@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, pollUntil, type SandboxClient } from './support/sandbox-client.js';
+import { waitFor } from '../support/wait.js';
+import { linkClient, type SandboxClient } from './support/sandbox-client.js';
 
 interface InboxEntry {
   id: string;
@@ -65,9 +66,10 @@ describe('sandbox: the phone (device 0) and several companions', () => {
 
   it('delivers a companion message to the other number phone, decrypted', async () => {
     const sent = await bob.sock!.sendMessage(alice.userJid, { text: 'to alice phone too' });
-    const entry = await pollUntil(
-      async () => (await phoneInbox('15550003001')).find((m) => m.id === sent!.key.id),
+    const entry = await waitFor(
       'the message in the phone inbox',
+      async () => (await phoneInbox('15550003001')).find((m) => m.id === sent!.key.id),
+      { timeoutMs: 30_000 },
     );
     expect(entry).toMatchObject({ from: '15550003002@s.whatsapp.net', text: 'to alice phone too', type: 'text' });
   });

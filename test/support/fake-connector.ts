@@ -4,6 +4,7 @@ import { claimOutbound, markOutboundFailed, markOutboundSent } from '../../core/
 import { tableOf } from '../../core/store/table.js';
 import type { TestStack } from './test-stack.js';
 import { silentLogger } from './test-stack.js';
+import { waitFor } from './wait.js';
 
 /**
  * `sent`: claim the send as the real connector does, then record it sent; `beforeClaim` and
@@ -85,14 +86,8 @@ export function startFakeConnector(
     commands,
     sent,
     refused,
-    async waitFor(predicate, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = commands.find(predicate);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error('fake connector: expected command not received');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+    waitFor(predicate, timeoutMs = 20_000) {
+      return waitFor('the fake connector to receive the expected command', () => commands.find(predicate), { timeoutMs });
     },
     async stop() {
       abort.abort();

@@ -50,7 +50,10 @@ export async function startTestStack(
 
 async function startChildEmulators(): Promise<Pick<Emulators, 'env' | 'stop'>> {
   const script = new URL('./emulators-child.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // fauxqs persists with node:sqlite, which Node 22 flags as experimental on every start.
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--import', 'tsx', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = once(child, 'exit');
   const lines = createInterface({ input: child.stdout });
   const [line] = (await Promise.race([once(lines, 'line'), exited.then(() => [undefined])])) as [string | undefined];

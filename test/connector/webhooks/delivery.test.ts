@@ -11,6 +11,7 @@ import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js'
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
 import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 import { Receiver } from './receiver.js';
 
 let stack: TestStack;
@@ -117,18 +118,9 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
   return c;
 }
 
-/** Polls `condition` every 200 ms until it holds, or fails after `timeoutMs`. */
-async function until(condition: () => Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /** Until the webhook queue is empty: every event acked or moved to the DLQ. */
 async function drained(c: Case): Promise<void> {
-  await until(async () => (await c.queueDepth()) === 0, 30_000, 'webhook queue drained');
+  await waitFor('webhook queue drained', async () => (await c.queueDepth()) === 0, { timeoutMs: 30_000 });
 }
 
 describe('webhook delivery', () => {
@@ -324,7 +316,11 @@ describe('configuration check', () => {
     });
     const worker = startWebhookDelivery({ config: c.config, clients: stack.clients, logger: pino({ level: 'warn' }, sink), queues: c.queues });
     try {
-      await until(async () => lines.some((l) => l.maxReceiveCount === WEBHOOK_MAX_RECEIVE_COUNT && l.maxAttempts === WEBHOOK_MAX_RECEIVE_COUNT + 1), 15_000, 'the redrive warning');
+      await waitFor(
+        'the redrive warning',
+        () => lines.some((l) => l.maxReceiveCount === WEBHOOK_MAX_RECEIVE_COUNT && l.maxAttempts === WEBHOOK_MAX_RECEIVE_COUNT + 1),
+        { timeoutMs: 15_000 },
+      );
     } finally {
       await worker.stop();
     }

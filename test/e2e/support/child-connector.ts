@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { LogLine } from './log-capture.js';
-import { waitFor } from './wait.js';
+import { waitFor } from '../../support/wait.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 /** How the connector is meant to run on Node 22 (see connector/main.ts). */

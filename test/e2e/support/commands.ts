@@ -3,7 +3,7 @@ import { createAccount } from '../../../core/store/accounts.js';
 import { isFinalStatus } from '../../../core/schemas/outbound.js';
 import { findOutbound, putPendingOutbound } from '../../../core/store/outbound.js';
 import type { Gateway } from './gateway.js';
-import { waitFor } from './wait.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * Driving the connector through its command queue alone, as the API would but without HTTP:

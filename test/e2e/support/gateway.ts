@@ -11,7 +11,7 @@ import { startTestStack, type TestStack } from '../../support/test-stack.js';
 import { captureLogs, type CapturedLogs } from './log-capture.js';
 import { sandboxControl, type SandboxControl } from './sandbox-control.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
-import { waitFor } from './wait.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * The whole gateway in one process for end-to-end tests: emulators (DynamoDB, SQS, S3), the

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { waitFor } from './wait.js';
+import { waitFor } from '../../support/wait.js';
 
 export type LogLine = Record<string, unknown> & { msg?: string; level?: number };
 

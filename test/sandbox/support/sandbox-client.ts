@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import type { RunningSandbox, SandboxDescriptor } from '../../../sandbox/index.js';
 import { sandboxSocketOptions } from '../../../sandbox/client.js';
+import { waitFor } from '../../support/wait.js';
 import { memoryAuthState, type MemoryAuthState } from './memory-auth.js';
 
 export interface LogEntry {
@@ -32,28 +33,6 @@ function collectingLogger(entries: LogEntry[]) {
     },
   });
   return pino({ level: 'error' }, sink);
-}
-
-/** Polls `check` until it returns a value (not undefined/false) or the deadline passes. */
-export async function waitFor<T>(check: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Like waitFor, for checks that must await (e.g. an HTTP call to the control API). */
-export async function pollUntil<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** A `<message>` stanza as it reached the client, before Baileys decrypted it. */
@@ -184,11 +163,11 @@ export class SandboxClient {
 
   /** Resolves once the client has opened `count` times in total. */
   waitForOpen(count = this.openCount + 1, timeoutMs = 30_000): Promise<void> {
-    return waitFor(() => this.openCount >= count, `connection open #${count}`, timeoutMs).then(() => undefined);
+    return waitFor(`connection open #${count}`, () => this.openCount >= count, { timeoutMs }).then(() => undefined);
   }
 
   waitForMessage(predicate: (m: WAMessage) => boolean, what = 'a message', timeoutMs = 30_000): Promise<WAMessage> {
-    return waitFor(() => this.messages.find(predicate), what, timeoutMs);
+    return waitFor(what, () => this.messages.find(predicate), { timeoutMs });
   }
 
   /**
@@ -198,14 +177,14 @@ export class SandboxClient {
    */
   waitForStatus(messageId: string, minStatus: number, timeoutMs = 30_000): Promise<number> {
     return waitFor(
+      `status >= ${minStatus} for ${messageId}`,
       () => {
         const fromUpdates = this.updates.filter((u) => u.key.id === messageId).map((u) => u.update.status ?? 0);
         const fromUpserts = this.messages.filter((m) => m.key.id === messageId).map((m) => m.status ?? 0);
         const best = Math.max(0, ...fromUpdates, ...fromUpserts);
         return best >= minStatus ? best : undefined;
       },
-      `status >= ${minStatus} for ${messageId}`,
-      timeoutMs,
+      { timeoutMs },
     );
   }
 
@@ -277,7 +256,7 @@ export async function linkClient(
   await createPhone(sandbox, phone, options.pushName);
   const client = new SandboxClient(sandbox.descriptor, options);
   client.start();
-  const qr = await waitFor(() => client.qr, 'a QR code', options.timeoutMs ?? 30_000);
+  const qr = await waitFor('a QR code', () => client.qr, { timeoutMs: options.timeoutMs ?? 30_000 });
   await post(sandbox.descriptor.controlUrl, '/scan', { phone, qr });
   await client.waitForOpen(1, options.timeoutMs ?? 30_000);
   return client;
@@ -310,7 +289,7 @@ export async function requestCodeClient(
   await createPhone(sandbox, phone);
   const client = new SandboxClient(sandbox.descriptor, options);
   const sock = client.start();
-  await waitFor(() => client.qr, 'the socket to wait for a link', options.timeoutMs ?? 30_000);
+  await waitFor('the socket to wait for a link', () => client.qr, { timeoutMs: options.timeoutMs ?? 30_000 });
   const code = await sock.requestPairingCode(phone);
   return { client, code };
 }

@@ -1,11 +1,14 @@
 /**
- * Polls `probe` until it returns something other than undefined/false, or fails after
- * `timeoutMs` with `what` in the message. The e2e suites wait with this, never with fixed sleeps.
+ * Polls `probe` until it returns something other than undefined/false, and returns that value.
+ * A probe that throws is retried like one that returns false; on timeout the error names `what`
+ * and carries the last probe error. The suites wait with this (or expect.poll), never with fixed
+ * sleeps. A plain loop rather than vi.waitFor because the benchmarks (bench/) reuse the e2e
+ * support code outside the vitest runner, where vi.waitFor cannot run.
  */
 export async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 60_000, intervalMs = 250 }: { timeoutMs?: number; intervalMs?: number } = {},
+  { timeoutMs = 60_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
