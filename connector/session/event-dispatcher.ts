@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { BaileysEventMap, ConnectionState, WAMessage, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
+import { SerialQueue } from '../../core/serial.js';
 
 /** What the inbound pipeline gets with every batch of messages of one account. */
 export interface InboundContext {
@@ -52,17 +53,16 @@ export interface Dispatcher {
  * failed). Listener errors are logged and never thrown back into Baileys' emitter.
  */
 export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Dispatcher {
-  let inboundQueue: Promise<void> = (targets.after ?? Promise.resolve()).then(
-    () => undefined,
-    () => undefined,
-  );
+  const inboundQueue = new SerialQueue();
+  const after = targets.after;
+  if (after) void inboundQueue.run(() => after.then(() => undefined, () => undefined));
   const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
     const ctx = targets.inboundContext();
     if (!ctx) {
       targets.logger.warn({ accountId: targets.accountId, event: what }, 'inbound event before the account JID is known: skipped');
       return;
     }
-    inboundQueue = inboundQueue.then(async () => {
+    void inboundQueue.run(async () => {
       try {
         await work(ctx);
       } catch (error) {
@@ -122,5 +122,5 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       enqueue('messages.reaction', (ctx) => handleReaction(targets.accountId, reactions, ctx));
     }
   });
-  return { detach, drained: () => inboundQueue, run: enqueue };
+  return { detach, drained: () => inboundQueue.drained(), run: enqueue };
 }
