@@ -97,7 +97,7 @@ export class SessionRegistry {
 
   /** Opens a session for the account unless another connector owns it. */
   start(accountId: string, reason: StartReason): Promise<StartOutcome> {
-    return this.serialized(accountId, async () => {
+    return this.perAccount.run(accountId, async () => {
       if (this.closing) return 'owned_elsewhere';
       if (this.sessions.has(accountId)) return 'already_running';
       const account = await findAccount(this.deps.table, accountId, true);
@@ -141,7 +141,7 @@ export class SessionRegistry {
    * session here the status is still written, unless the account is gone.
    */
   stop(accountId: string, finalStatus: AccountStatus): Promise<void> {
-    return this.serialized(accountId, async () => {
+    return this.perAccount.run(accountId, async () => {
       if (await this.remove(accountId, { close: 'stop', finalStatus, release: true })) return;
       await updateAccountStatus(this.deps.table, accountId, { status: finalStatus }).catch((error: unknown) => {
         if (!(error instanceof NotFoundError)) throw error;
@@ -151,7 +151,7 @@ export class SessionRegistry {
 
   /** Unlinks and closes the session before the account's data is deleted (the lease goes with the data). */
   end(accountId: string): Promise<void> {
-    return this.serialized(accountId, async () => {
+    return this.perAccount.run(accountId, async () => {
       await this.remove(accountId, { close: 'logout', release: false });
     });
   }
@@ -177,7 +177,7 @@ export class SessionRegistry {
     clearInterval(this.scanTimer);
     await Promise.all(
       this.accountIds().map((accountId) =>
-        this.serialized(accountId, async () => {
+        this.perAccount.run(accountId, async () => {
           await this.remove(accountId, {
             close: 'stop',
             finalStatus: (session) =>
@@ -190,7 +190,7 @@ export class SessionRegistry {
   }
 
   private async onSessionEnded(accountId: string, session: AccountSession, why: SessionEndReason) {
-    await this.serialized(accountId, async () => {
+    await this.perAccount.run(accountId, async () => {
       await this.remove(accountId, { close: 'ended', release: why !== 'account_deleted', onlyIf: session });
     }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
@@ -213,7 +213,7 @@ export class SessionRegistry {
           this.deps.logger.warn({ accountId }, 'lease expired unrenewed: closing the socket here');
         }
         // The lease is lost or expired: nothing to release.
-        await this.serialized(accountId, async () => {
+        await this.perAccount.run(accountId, async () => {
           await this.remove(accountId, { close: 'stop', release: false });
         });
       }),
@@ -244,14 +244,10 @@ export class SessionRegistry {
     }
   }
 
-  private serialized<T>(accountId: string, work: () => Promise<T>): Promise<T> {
-    return this.perAccount.run(accountId, work);
-  }
-
   /**
    * The one way a session leaves: out of every per-account map first (so nothing renews or
    * reuses it while it closes), then closed, then its lease released. False when there was no
-   * such session. Runs inside `serialized`.
+   * such session. Runs inside `perAccount`.
    */
   private async remove(accountId: string, removal: Removal): Promise<boolean> {
     const session = this.sessions.get(accountId);
