@@ -11,6 +11,7 @@ import { SERVER_JID, type StanzaContext } from './handlers/context.js';
 import { dispatchStanza } from './handlers/dispatch.js';
 import { handleLinkCodeIq } from './handlers/link-code.js';
 import { lidJid } from './network/jids.js';
+import { SerialQueue } from './serial.js';
 
 /** Baileys installs its transport keys just after sending clientFinish (socket.js:329-335). */
 const FIRST_FRAME_DELAY_MS = 50;
@@ -29,7 +30,7 @@ export class Connection implements DeviceConnection {
   private readonly reader = new FrameReader();
   private readonly handshake: ServerHandshake;
   private transport: TransportCipher | undefined;
-  private inbound: Promise<void> = Promise.resolve();
+  private readonly inbound = new SerialQueue();
   private readonly replyWaiters = new Map<string, (node: BinaryNode) => void>();
   private pending: PendingCompanion | undefined;
   account: Account | undefined;
@@ -66,7 +67,14 @@ export class Connection implements DeviceConnection {
       return;
     }
     for (const frame of frames) {
-      this.inbound = this.inbound.then(() => this.onFrame(frame)).catch((err: unknown) => this.fail(err));
+      // A bad frame closes the connection before the next frame is looked at.
+      void this.inbound.run(async () => {
+        try {
+          await this.onFrame(frame);
+        } catch (err) {
+          this.fail(err);
+        }
+      });
     }
   }
 

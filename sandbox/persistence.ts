@@ -5,6 +5,7 @@ import { BufferJSON, type BinaryNode } from '@whiskeysockets/baileys';
 import type { NoiseKeys, TlsMaterial } from './certs.js';
 import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.js';
 import { unreceiptedInOrder } from './network/delivery.js';
+import { SerialQueue } from './serial.js';
 
 const SNAPSHOT_FILE = 'network.json';
 const SNAPSHOT_VERSION = 2;
@@ -132,7 +133,7 @@ function encodeBuffers(value: unknown): unknown {
  */
 export class Persistence {
   private timer: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writes = new SerialQueue();
   private readonly file: string;
 
   constructor(
@@ -165,7 +166,7 @@ export class Persistence {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const text = this.serialize();
-      this.writing = this.writing.then(async () => {
+      void this.writes.run(async () => {
         const tmp = `${this.file}.tmp`;
         await writeFile(tmp, text);
         await rename(tmp, this.file);
@@ -177,7 +178,7 @@ export class Persistence {
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.writing.catch(() => undefined);
+    await this.writes.drained();
     const tmp = `${this.file}.tmp`;
     writeFileSync(tmp, this.serialize());
     renameSync(tmp, this.file);

@@ -11,6 +11,7 @@ import {
 } from '@whiskeysockets/baileys';
 import { createBatcher, type Batcher } from '../../core/batcher.js';
 import type { Logger } from '../../core/logger.js';
+import { SerialQueue } from '../../core/serial.js';
 import {
   clearAuthState,
   readCreds,
@@ -135,11 +136,12 @@ export async function loadDynamoAuthState(table: Table, collectionName: string, 
     keys: makeCacheableSignalKeyStore(keyStoreFor(table, collectionName), logger),
   };
 
+  const writes = new SerialQueue();
+  // `flush()` reports the last write's failure, as the write itself does to its caller.
   let lastWrite: Promise<void> = Promise.resolve();
   const saveCreds = () => {
-    const write = lastWrite.catch(() => undefined).then(() => writeCreds(table, collectionName, serialize(state.creds)));
-    lastWrite = write;
-    return write;
+    lastWrite = writes.run(() => writeCreds(table, collectionName, serialize(state.creds)));
+    return lastWrite;
   };
 
   return {
@@ -148,7 +150,7 @@ export async function loadDynamoAuthState(table: Table, collectionName: string, 
     saveCreds,
     flush: () => lastWrite,
     async clear() {
-      await lastWrite.catch(() => undefined);
+      await writes.drained();
       await clearAuthState(table, collectionName);
     },
   };

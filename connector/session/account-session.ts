@@ -10,6 +10,7 @@ import {
 } from '@whiskeysockets/baileys';
 import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { SerialQueue } from '../../core/serial.js';
 import { updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
@@ -89,7 +90,7 @@ export class AccountSession {
   /** When the current socket showed its first QR: the start of its link phase. */
   private linkPhaseStartedAt: number | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
-  private statusWrites: Promise<void> = Promise.resolve();
+  private readonly statusWrites = new SerialQueue();
   private readonly statusListeners = new Set<() => void>();
   /** Message ids sent by commands recently, so Baileys' echo of them is not stored twice. */
   private readonly ownSends = new Map<string, number>();
@@ -160,7 +161,7 @@ export class AccountSession {
     if (finalStatus) await this.setStatus(finalStatus);
     this.currentStatus = finalStatus ?? 'not_started';
     this.notifyStatus();
-    await this.statusWrites;
+    await this.statusWrites.drained();
   }
 
   /** Unlinks this device from the phone (best effort, bounded), then stops. Used before deletion. */
@@ -179,7 +180,7 @@ export class AccountSession {
     await this.closeSocket();
     this.currentStatus = 'not_started';
     this.notifyStatus();
-    await this.statusWrites;
+    await this.statusWrites.drained();
   }
 
   /** Writes the live status again (a `connect` on a running session was recorded as `connecting`). */
@@ -422,7 +423,7 @@ export class AccountSession {
     this.currentHasQr = hasQR;
     if (changed) this.log.info({ status, hasQR }, 'account status');
     this.notifyStatus();
-    this.statusWrites = this.statusWrites.then(async () => {
+    return this.statusWrites.run(async () => {
       try {
         await updateAccountStatus(this.deps.table, this.accountId, { status, hasQR });
         if (qrWithdrawn) await withdrawQr(this.deps.table, this.log, this.accountId);
@@ -440,7 +441,6 @@ export class AccountSession {
         this.log.error({ err: error, status }, 'status write failed');
       }
     });
-    return this.statusWrites;
   }
 
   private notifyStatus(): void {

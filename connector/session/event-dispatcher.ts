@@ -1,5 +1,6 @@
 import type { BaileysEventMap, ConnectionState, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
+import { SerialQueue } from '../../core/serial.js';
 import type { InboundContext } from '../inbound/pipeline.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
@@ -42,17 +43,16 @@ export interface Dispatcher {
  * failed). Listener errors are logged and never thrown back into Baileys' emitter.
  */
 export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Dispatcher {
-  let inboundQueue: Promise<void> = (targets.after ?? Promise.resolve()).then(
-    () => undefined,
-    () => undefined,
-  );
+  const inboundQueue = new SerialQueue();
+  const after = targets.after;
+  if (after) void inboundQueue.run(() => after.then(() => undefined, () => undefined));
   const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
     const ctx = targets.inboundContext();
     if (!ctx) {
       targets.logger.warn({ accountId: targets.accountId, event: what }, 'inbound event before the account JID is known: skipped');
       return;
     }
-    inboundQueue = inboundQueue.then(async () => {
+    void inboundQueue.run(async () => {
       try {
         await work(ctx);
       } catch (error) {
@@ -104,5 +104,5 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       }
     }
   });
-  return { detach, drained: () => inboundQueue, run: enqueue };
+  return { detach, drained: () => inboundQueue.drained(), run: enqueue };
 }

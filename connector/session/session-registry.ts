@@ -3,6 +3,7 @@ import { findAccount, holdsItsCollection, listAccounts, updateAccountStatus } fr
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
+import { KeyedSerial } from '../../core/serial.js';
 import type { NetworkOptions } from '../network-options.js';
 import type { Ownership } from '../ownership/ownership.js';
 import { AccountSession, type SessionEndReason, type StartReason } from './account-session.js';
@@ -22,6 +23,20 @@ export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | '
 /** Statuses of accounts that should have a socket somewhere. */
 const RUNNING_STATUSES: ReadonlySet<AccountStatus> = new Set(['connecting', 'connected', 'reconnecting']);
 
+/** How a session leaves the registry. */
+interface Removal {
+  /**
+   * `stop`: the socket is closed, writing `finalStatus` if one is given; `logout`: the device is
+   * unlinked first; `ended`: the session closed itself already.
+   */
+  close: 'stop' | 'logout' | 'ended';
+  finalStatus?: AccountStatus | ((session: AccountSession) => AccountStatus | undefined);
+  /** Gives the lease up; not when it was lost, or when it goes with the account's data. */
+  release: boolean;
+  /** Removes only this session: a newer one may have taken its place meanwhile. */
+  onlyIf?: AccountSession;
+}
+
 /**
  * The sessions this connector runs, each guarded by a lease: a session exists only while its
  * lease is held. Renews leases, drops sessions whose lease was lost, and picks up accounts that
@@ -31,7 +46,7 @@ const RUNNING_STATUSES: ReadonlySet<AccountStatus> = new Set(['connecting', 'con
 export class SessionRegistry {
   private readonly sessions = new Map<string, AccountSession>();
   private readonly lastRenewed = new Map<string, number>();
-  private readonly perAccount = new Map<string, Promise<unknown>>();
+  private readonly perAccount = new KeyedSerial();
   private renewTimer: NodeJS.Timeout | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
   private closing = false;
@@ -82,7 +97,7 @@ export class SessionRegistry {
 
   /** Opens a session for the account unless another connector owns it. */
   start(accountId: string, reason: StartReason): Promise<StartOutcome> {
-    return this.serialized(accountId, async () => {
+    return this.perAccount.run(accountId, async () => {
       if (this.closing) return 'owned_elsewhere';
       if (this.sessions.has(accountId)) return 'already_running';
       const account = await findAccount(this.deps.table, accountId, true);
@@ -126,15 +141,8 @@ export class SessionRegistry {
    * session here the status is still written, unless the account is gone.
    */
   stop(accountId: string, finalStatus: AccountStatus): Promise<void> {
-    return this.serialized(accountId, async () => {
-      const session = this.sessions.get(accountId);
-      if (session) {
-        this.sessions.delete(accountId);
-        await session.stop(finalStatus);
-        await this.deps.ownership.release(accountId);
-        this.lastRenewed.delete(accountId);
-        return;
-      }
+    return this.perAccount.run(accountId, async () => {
+      if (await this.remove(accountId, { close: 'stop', finalStatus, release: true })) return;
       await updateAccountStatus(this.deps.table, accountId, { status: finalStatus }).catch((error: unknown) => {
         if (!(error instanceof NotFoundError)) throw error;
       });
@@ -143,12 +151,8 @@ export class SessionRegistry {
 
   /** Unlinks and closes the session before the account's data is deleted (the lease goes with the data). */
   end(accountId: string): Promise<void> {
-    return this.serialized(accountId, async () => {
-      const session = this.sessions.get(accountId);
-      if (!session) return;
-      this.sessions.delete(accountId);
-      this.lastRenewed.delete(accountId);
-      await session.logoutAndStop();
+    return this.perAccount.run(accountId, async () => {
+      await this.remove(accountId, { close: 'logout', release: false });
     });
   }
 
@@ -173,24 +177,21 @@ export class SessionRegistry {
     clearInterval(this.scanTimer);
     await Promise.all(
       this.accountIds().map((accountId) =>
-        this.serialized(accountId, async () => {
-          const session = this.sessions.get(accountId);
-          if (!session) return;
-          this.sessions.delete(accountId);
-          const wasLive = session.status !== 'not_started' && session.status !== 'logged_out';
-          await session.stop(wasLive ? 'reconnecting' : undefined);
-          await this.deps.ownership.release(accountId);
+        this.perAccount.run(accountId, async () => {
+          await this.remove(accountId, {
+            close: 'stop',
+            finalStatus: (session) =>
+              session.status !== 'not_started' && session.status !== 'logged_out' ? 'reconnecting' : undefined,
+            release: true,
+          });
         }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
       ),
     );
   }
 
   private async onSessionEnded(accountId: string, session: AccountSession, why: SessionEndReason) {
-    await this.serialized(accountId, async () => {
-      if (this.sessions.get(accountId) !== session) return;
-      this.sessions.delete(accountId);
-      this.lastRenewed.delete(accountId);
-      if (why !== 'account_deleted') await this.deps.ownership.release(accountId);
+    await this.perAccount.run(accountId, async () => {
+      await this.remove(accountId, { close: 'ended', release: why !== 'account_deleted', onlyIf: session });
     }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
 
@@ -211,19 +212,12 @@ export class SessionRegistry {
           if (Date.now() - last < leaseTtlMs) return;
           this.deps.logger.warn({ accountId }, 'lease expired unrenewed: closing the socket here');
         }
-        await this.dropSession(accountId);
+        // The lease is lost or expired: nothing to release.
+        await this.perAccount.run(accountId, async () => {
+          await this.remove(accountId, { close: 'stop', release: false });
+        });
       }),
     );
-  }
-
-  private dropSession(accountId: string): Promise<void> {
-    return this.serialized(accountId, async () => {
-      const session = this.sessions.get(accountId);
-      if (!session) return;
-      this.sessions.delete(accountId);
-      this.lastRenewed.delete(accountId);
-      await session.stop();
-    });
   }
 
   private async scanForUnownedAccounts(): Promise<void> {
@@ -250,14 +244,20 @@ export class SessionRegistry {
     }
   }
 
-  private serialized<T>(accountId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.perAccount.get(accountId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(work);
-    this.perAccount.set(accountId, next);
-    const cleanup = () => {
-      if (this.perAccount.get(accountId) === next) this.perAccount.delete(accountId);
-    };
-    next.then(cleanup, cleanup);
-    return next;
+  /**
+   * The one way a session leaves: out of every per-account map first (so nothing renews or
+   * reuses it while it closes), then closed, then its lease released. False when there was no
+   * such session. Runs inside `perAccount`.
+   */
+  private async remove(accountId: string, removal: Removal): Promise<boolean> {
+    const session = this.sessions.get(accountId);
+    if (!session || (removal.onlyIf && removal.onlyIf !== session)) return false;
+    this.sessions.delete(accountId);
+    this.lastRenewed.delete(accountId);
+    const finalStatus = typeof removal.finalStatus === 'function' ? removal.finalStatus(session) : removal.finalStatus;
+    if (removal.close === 'logout') await session.logoutAndStop();
+    else if (removal.close === 'stop') await session.stop(finalStatus);
+    if (removal.release) await this.deps.ownership.release(accountId);
+    return true;
   }
 }

@@ -12,6 +12,7 @@ import type { Network } from '../network/network.js';
 import type { Account, CompanionDevice } from '../network/model.js';
 import { INBOX_LIMIT, UNDECRYPTED_LIMIT, type PhoneInboxEntry } from '../network/model.js';
 import { lidJid, pnJid } from '../network/jids.js';
+import { KeyedSerial } from '../serial.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
 
@@ -165,17 +166,10 @@ export class Phones {
    * Everything a phone does with its Signal sessions runs one at a time, in call order: its
    * messages keep their order and two sends never race to set up the same session.
    */
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queues = new KeyedSerial();
 
   private serial<T>(phone: Account, work: () => Promise<T>): Promise<T> {
-    const previous = this.queues.get(phone.phone) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    const settled = next.catch(() => undefined);
-    this.queues.set(phone.phone, settled);
-    void settled.then(() => {
-      if (this.queues.get(phone.phone) === settled) this.queues.delete(phone.phone);
-    });
-    return next;
+    return this.queues.run(phone.phone, work);
   }
 
   private decryptPending(phone: Account): Promise<void> {

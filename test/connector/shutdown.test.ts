@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnector } from '../../connector/connector.js';
 import { createAccount, findAccount } from '../../core/store/accounts.js';
+import { findLease } from '../../core/store/leases.js';
 import { tableOf } from '../../core/store/table.js';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { spawnConnector } from '../e2e/support/child-connector.js';
@@ -84,6 +85,9 @@ describe('connector shutdown', { timeout: 90_000 }, () => {
 
     expect(listener.connections()).toBe(socketsBeforeStop);
     expect((await findAccount(table, 'stopper', true))?.status).toBe('reconnecting');
+    // Shutdown hands the account over: no session left here, the lease given up for the next connector.
+    expect(connector.registry.accountIds()).toEqual([]);
+    expect(await findLease(table, 'stopper')).toBeUndefined();
   });
 
   it('connector/main.ts on SIGTERM: logs "connector stopped" and exits 0', async () => {
