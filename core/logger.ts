@@ -4,11 +4,33 @@ import { redactFields } from './redact.js';
 
 export type { Logger };
 
+/** What a logged error shows. */
+interface LoggedError {
+  type: string;
+  message: string;
+  code?: string | number;
+}
+
+/**
+ * The `err` serializer of every logger made from the root one: the error's name (pino's `type`
+ * key), message and code only. Its stack and cause chain are left out: a library error may quote
+ * the payload it failed on there, and a logged error must not print message contents.
+ */
+function errorFields(error: unknown): LoggedError {
+  if (!(error instanceof Error)) return { type: 'Error', message: String(error) };
+  const code: unknown = (error as { code?: unknown }).code;
+  return {
+    type: error.name,
+    message: error.message,
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+  };
+}
+
 /**
  * The root logger: one JSON line per event on stdout, or a readable line when stdout is a
- * terminal (log-format.ts). Standard keys across the codebase are
- * `accountId`, `messageId` and `requestId`; message contents stay at debug or below. Byte
- * arrays in logged fields are written as their length only, at every level: Baileys and
+ * terminal (log-format.ts). Standard keys across the codebase are `accountId`, `messageId`,
+ * `requestId`, `err` (an error, written by errorFields) and `component` (the part a sub-logger
+ * belongs to); message contents stay at debug or below. Byte arrays in logged fields are written as their length only, at every level: Baileys and
  * libsignal keep keys in buffers, and a logged object holding one must not print it.
  */
 export const logger: Logger = pino(
@@ -17,6 +39,7 @@ export const logger: Logger = pino(
     base: { service: 'wa-gateway' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: redactFields },
+    serializers: { err: errorFields },
   },
   // Otherwise pino's own stdout destination, as before.
   wantsPrettyLogs(process.stdout) ? prettyDestination(process.stdout) : undefined,

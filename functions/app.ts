@@ -1,4 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { requestId } from 'hono/request-id';
+import { newRequestId } from '../core/ids.js';
 import { logger as rootLogger } from '../core/logger.js';
 import { accountRoutes } from './accounts.js';
 import { authenticate } from './auth.js';
@@ -29,6 +31,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   const app = newRouter();
 
+  // The caller's X-Request-Id when well formed (word characters, '-' and '='; at most 64), else
+  // a new one; the header is set before the handler builds its response, so Hono does not
+  // rebuild a finished response around a body stream to add it.
+  app.use(requestId({ limitLength: 64, generator: () => newRequestId() }));
   app.use(requestLog(logger));
   app.use(authenticate(services));
   app.onError(handleError);

@@ -1,3 +1,4 @@
+import type { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -19,12 +20,10 @@ export interface ErrorBody {
   requestId?: string;
 }
 
-/** Validation messages that mean "no such resource": an id that cannot exist is not found. */
-const NOT_FOUND_MESSAGES = new Set(['Account not found', 'Message not found']);
-
-export function validationFailure(c: Context<AppEnv>, message: string): Response {
-  const status = NOT_FOUND_MESSAGES.has(message) ? 404 : 400;
-  return c.json({ ok: false, error: message } satisfies ErrorBody, status);
+/** A schema issue as the error body: 400, or the status the issue carries (validation.ts). */
+export function validationFailure(c: Context<AppEnv>, issue: z.core.$ZodIssue | undefined): Response {
+  const status = issue?.code === 'custom' && issue.params?.status === 404 ? 404 : 400;
+  return c.json({ ok: false, error: issue?.message ?? 'Invalid request' } satisfies ErrorBody, status);
 }
 
 /** One place mapping every error to a status and body (installed as `app.onError`). */
@@ -43,7 +42,7 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
     return c.json({ ok: false, error: error.message } satisfies ErrorBody, 413);
   }
   if (error instanceof OperationFailedError) {
-    log?.warn({ err: { name: error.name, message: error.message } }, 'operation failed');
+    log?.warn({ err: error }, 'operation failed');
     return c.json({ ok: false, error: 'internal_error', detail: error.message } satisfies ErrorBody, 500);
   }
   if (error instanceof HTTPException) return httpExceptionResponse(error, c);
@@ -61,8 +60,9 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
 }
 
 function httpExceptionResponse(error: HTTPException, c: Context<AppEnv>): Response {
-  // Hono's validators raise these for bodies they cannot read; keep our body shape and 400.
-  if (error.status === 400 && /json/i.test(error.message)) {
+  // Hono raises a 400 only from its body validators, and the routes validate JSON bodies only:
+  // a body it could not read. Keep our body shape and wording.
+  if (error.status === 400) {
     return c.json({ ok: false, error: 'Invalid JSON body' } satisfies ErrorBody, 400);
   }
   if (error.status === 415) {

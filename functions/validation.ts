@@ -10,15 +10,27 @@ const DEFAULT_PAGE_SIZE = 50;
 /** DynamoDB has no offset: skipped items are read and dropped, so skip is bounded. */
 const MAX_SKIP = 10_000;
 
-export const accountIdParam = z
-  .string()
-  .regex(ACCOUNT_ID_PATTERN, { error: 'Account not found' })
-  .openapi({ param: { name: 'accountId', in: 'path' }, example: 'sales1' });
+/** The HTTP status an issue asks for, carried in its `params` (the defaultHook reads it). */
+export interface IssueParams {
+  status: 404;
+}
 
-export const messageIdParam = z
-  .string()
-  .regex(MESSAGE_ID_PATTERN, { error: 'Message not found' })
-  .openapi({ param: { name: 'messageId', in: 'path' }, example: '3EB0C0FFEE' });
+/** An id that cannot exist names no resource: its issue answers 404 with `message`, not 400. */
+const resourceId = (pattern: RegExp, message: string) =>
+  z
+    .string()
+    .refine((value) => pattern.test(value), { error: message, params: { status: 404 } satisfies IssueParams })
+    .openapi({ pattern: pattern.source });
+
+export const accountIdParam = resourceId(ACCOUNT_ID_PATTERN, 'Account not found').openapi({
+  param: { name: 'accountId', in: 'path' },
+  example: 'sales1',
+});
+
+export const messageIdParam = resourceId(MESSAGE_ID_PATTERN, 'Message not found').openapi({
+  param: { name: 'messageId', in: 'path' },
+  example: '3EB0C0FFEE',
+});
 
 export const chatIdParam = z
   .string()

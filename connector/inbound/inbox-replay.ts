@@ -9,7 +9,6 @@ import {
 import type { Logger } from '../../core/logger.js';
 import type { InboxRecord } from '../../core/schemas/inbox.js';
 import type { Inbox } from './inbox.js';
-import { errorSummary } from './error-summary.js';
 
 /** The account's own identity, as Baileys' creds hold it (`creds.me`). */
 export interface SelfIdentity {
@@ -71,7 +70,7 @@ export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: nu
     try {
       message = messageFromInbox(records, deps.me);
     } catch (error) {
-      deps.logger.warn({ accountId: deps.accountId, messageId, err: errorSummary(error) }, 'unreadable write-ahead record dropped');
+      deps.logger.warn({ accountId: deps.accountId, messageId, err: error }, 'unreadable write-ahead record dropped');
       await deps.inbox.remove(records);
       continue;
     }
@@ -82,7 +81,7 @@ export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: nu
     } catch (error) {
       failed += 1;
       deps.logger.error(
-        { accountId: deps.accountId, messageId, err: errorSummary(error) },
+        { accountId: deps.accountId, messageId, err: error },
         'write-ahead replay of a message failed: kept for the next one',
       );
     }

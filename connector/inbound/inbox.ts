@@ -4,7 +4,6 @@ import type { InboxRecord } from '../../core/schemas/inbox.js';
 import { batchWrite, BATCH_WRITE_LIMIT, type WriteRequest } from '../../core/store/batch.js';
 import { deleteInboxRequest, INBOX_TTL_SECONDS, listInboxRecords, putInboxRequest } from '../../core/store/inbox.js';
 import type { Table } from '../../core/store/table.js';
-import { errorSummary } from './error-summary.js';
 
 /** What names a record (its key), without the plaintext. */
 type InboxRecordId = Pick<InboxRecord, 'accountId' | 'messageId' | 'part'>;
@@ -77,7 +76,7 @@ export class Inbox {
     this.inFlight.delete(messageId);
     const deletion = this.remove(entry.records).catch((error: unknown) => {
       // The records stay; a replay finds the message stored and deletes them then.
-      this.log.warn({ err: errorSummary(error), messageId }, 'write-ahead record not deleted');
+      this.log.warn({ err: error, messageId }, 'write-ahead record not deleted');
     });
     this.deletions.add(deletion);
     void deletion.finally(() => this.deletions.delete(deletion));

@@ -24,8 +24,8 @@
  *    event already enqueued and marked is not enqueued again.
  * A media download failure keeps the row (hasMedia true, no mediaId, `mediaError` says why) and
  * logs a warning.
- * Any other failure throws to the caller (the session's dispatcher logs it) after the
- * remaining messages of the batch are handled.
+ * Any other failure is logged here, once per message, and the first one thrown to the caller
+ * (which releases the message for a replay) after the remaining messages of the batch are handled.
  */
 import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
@@ -46,7 +46,6 @@ import {
 } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
-import { errorSummary } from './error-summary.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { webhookEventFor } from './webhook-payload.js';
@@ -190,7 +189,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       } catch (error) {
         // The message itself must not be lost: it is kept with hasMedia, no mediaId and a note.
         message.mediaError = signal.aborted ? 'media download timed out' : 'media could not be downloaded';
-        log.warn({ err: errorSummary(error), type: message.type }, 'media download failed; message stored without media');
+        log.warn({ err: error, type: message.type }, 'media download failed; message stored without media');
       }
     }
     const unread = upsertType === 'notify' && !message.fromMe;
@@ -233,7 +232,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
           await handleOne(accountId, msg, upsert.type, ctx);
         } catch (error) {
           firstError ??= error;
-          deps.logger.error({ accountId, messageId: msg.key.id, err: errorSummary(error) }, 'inbound message failed');
+          deps.logger.error({ accountId, messageId: msg.key.id, err: error }, 'inbound message failed');
         }
       }
       if (firstError) throw firstError;

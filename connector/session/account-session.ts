@@ -296,7 +296,7 @@ export class AccountSession {
     const sock = makeWASocket({
       ...this.deps.network.socket,
       auth: auth.state,
-      logger: this.log.child({ module: 'baileys' }, { level: this.log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
+      logger: this.log.child({ component: 'baileys' }, { level: this.log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
       browser: Browsers.ubuntu('Chrome'),
       markOnlineOnConnect: false,
       syncFullHistory: false,

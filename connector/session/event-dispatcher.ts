@@ -88,18 +88,17 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       );
       if (messages.length > 0) {
         enqueue('messages.upsert', async (ctx) => {
-          let firstError: unknown;
           for (const message of messages) {
             const id = message.key.id;
             try {
               await targets.inbound.handleUpsert(targets.accountId, { ...upsert, messages: [message] }, ctx);
               if (id) targets.inbox?.settle(id);
-            } catch (error) {
-              firstError ??= error;
+            } catch {
+              // The pipeline has logged this message's failure (without its contents); it is
+              // released for a replay, not logged a second time.
               if (id) targets.inbox?.release(id);
             }
           }
-          if (firstError) throw firstError;
         });
       }
     }

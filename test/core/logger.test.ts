@@ -27,4 +27,16 @@ describe('root logger', () => {
     expect(lines[0]).not.toContain('abab');
     expect(failed).toMatchObject({ level: 50, err: { type: 'Error', message: 'boom' }, msg: 'failed' });
   });
+
+  it('writes an error as its name, message and code only: no stack, no cause', async () => {
+    const lines = await stdoutOf(`
+      const { logger } = await import('./core/logger.ts');
+      const error = Object.assign(new Error('write failed', { cause: new Error('payload hello-secret') }), { code: 'EIO' });
+      logger.error({ err: error }, 'failed');
+    `);
+    expect(lines).toHaveLength(1);
+    const failed = JSON.parse(lines[0] ?? '{}') as { err?: Record<string, unknown> };
+    expect(failed.err).toEqual({ type: 'Error', message: 'write failed', code: 'EIO' });
+    expect(lines[0]).not.toContain('hello-secret');
+  });
 });
