@@ -44,6 +44,16 @@ describe('the app', () => {
     expect(typeof requestLines[0]!.durationMs).toBe('number');
   });
 
+  it("echoes the caller's well-formed X-Request-Id and replaces a malformed or overlong one", async () => {
+    const { app } = appWithLog();
+    const echoed = await app.request('/ping', { headers: { 'x-request-id': 'trace-12345678' } });
+    expect(echoed.headers.get('x-request-id')).toBe('trace-12345678');
+    for (const given of ['has space<>', 'x'.repeat(65)]) {
+      const replaced = await app.request('/ping', { headers: { 'x-request-id': given } });
+      expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('an unexpected failure: 500 internal_error with the request id, logged with its stack, none sent', async () => {
     // A table that does not exist makes DynamoDB fail in a way no route expects.
     const { app, lines } = appWithLog({ TABLE_NAME: 'no-such-table' });
