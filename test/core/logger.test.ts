@@ -28,15 +28,20 @@ describe('root logger', () => {
     expect(failed).toMatchObject({ level: 50, err: { type: 'Error', message: 'boom' }, msg: 'failed' });
   });
 
-  it('writes an error as its name, message and code only: no stack, no cause', async () => {
+  it('writes an error as its name, message, code and stack frames: no cause, nothing the message quotes twice', async () => {
     const lines = await stdoutOf(`
       const { logger } = await import('./core/logger.ts');
-      const error = Object.assign(new Error('write failed', { cause: new Error('payload hello-secret') }), { code: 'EIO' });
+      const error = Object.assign(new Error('write failed: hello-quoted', { cause: new Error('payload hello-secret') }), { code: 'EIO' });
       logger.error({ err: error }, 'failed');
     `);
     expect(lines).toHaveLength(1);
     const failed = JSON.parse(lines[0] ?? '{}') as { err?: Record<string, unknown> };
-    expect(failed.err).toEqual({ type: 'Error', message: 'write failed', code: 'EIO' });
+    expect(failed.err).toMatchObject({ type: 'Error', message: 'write failed: hello-quoted', code: 'EIO' });
+    expect(Object.keys(failed.err ?? {}).sort()).toEqual(['code', 'message', 'stack', 'type']);
+    // Frame lines only: where it was thrown, not the first line that repeats the message.
+    const stack = String(failed.err?.stack);
+    expect(stack.split('\n').every((line) => /^\s+at /.test(line))).toBe(true);
+    expect(lines[0]?.split('hello-quoted')).toHaveLength(2);
     expect(lines[0]).not.toContain('hello-secret');
   });
 });
