@@ -1,5 +1,3 @@
-import { ValidationError } from './errors.js';
-
 /**
  * JIDs and ids that become DynamoDB keys or S3 paths. Everything the API accepts is checked
  * against these shapes before it reaches a key.
@@ -33,23 +31,12 @@ export function normalizeJid(jid: string): string | undefined {
   return undefined;
 }
 
-/** Normalized JID or a ValidationError naming the field. */
-export function assertJid(jid: string, field = 'to'): string {
-  const normalized = normalizeJid(jid);
-  if (!normalized) throw new ValidationError(`${field} must be a valid JID`);
-  return normalized;
-}
-
 export function isValidAccountId(id: string): boolean {
   return ACCOUNT_ID_PATTERN.test(id);
 }
 
 export function isValidCollectionName(name: string): boolean {
   return COLLECTION_NAME_PATTERN.test(name);
-}
-
-export function isValidMessageId(id: string): boolean {
-  return MESSAGE_ID_PATTERN.test(id);
 }
 
 export function defaultCollectionName(accountId: string): string {

@@ -1,6 +1,6 @@
 import { ValidationError } from '../core/errors.js';
-import { assertJid } from '../core/jid.js';
 import type { MediaKind } from '../core/schemas/command.js';
+import { jidSchema } from '../core/schemas/jid.js';
 
 const MAX_CAPTION_LENGTH = 1024;
 
@@ -12,6 +12,14 @@ export interface MediaSendFields {
   ptt?: boolean;
 }
 
+const toSchema = jidSchema('to');
+
+function parseTo(value: string): string {
+  const to = toSchema.safeParse(value);
+  if (!to.success) throw new ValidationError(to.error.issues[0]?.message ?? 'Invalid request');
+  return to.data;
+}
+
 const PTT_VALUES: Record<string, boolean> = { true: true, '1': true, false: false, '0': false };
 
 /**
@@ -21,7 +29,7 @@ const PTT_VALUES: Record<string, boolean> = { true: true, '1': true, false: fals
  */
 export function readMediaSendFields(kind: MediaKind, fields: Record<string, string>): MediaSendFields {
   const parsed: MediaSendFields = {};
-  if (fields.to?.trim()) parsed.to = assertJid(fields.to, 'to');
+  if (fields.to?.trim()) parsed.to = parseTo(fields.to);
   if (kind !== 'audio') {
     const caption = fields.caption?.trim();
     if (caption && caption.length > MAX_CAPTION_LENGTH) {

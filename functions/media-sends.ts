@@ -98,12 +98,9 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         const messageId = await sendAndWait(
           services,
           account,
-          (ids) => ({
+          {
             type: 'send_media',
-            accountId: account._id,
-            commandId: ids.commandId,
             payload: {
-              messageId: ids.messageId,
               to,
               kind,
               s3Key,
@@ -113,7 +110,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
               ...(caption ? { caption } : {}),
               ...(ptt !== undefined ? { ptt } : {}),
             },
-          }),
+          },
           { signal: c.req.raw.signal, idempotency },
         );
         return c.json({ ok: true as const, messageId }, 200);

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { OperationFailedError, ValidationError } from '../core/errors.js';
-import { assertJid, isValidMessageId } from '../core/jid.js';
+import { MESSAGE_ID_PATTERN } from '../core/jid.js';
+import { jidSchema } from '../core/schemas/jid.js';
 import { findMessage } from '../core/store/messages.js';
 import { idempotencyHeaders, idempotentRequest } from './idempotency.js';
 import { accountOf } from './known-account.js';
@@ -14,25 +15,45 @@ const MAX_TEXT_LENGTH = 4096;
 
 const params = z.object({ accountId: accountIdParam });
 
-const textBody = z.object({
-  to: requiredString('to and message are required'),
-  message: requiredString('to and message are required'),
-});
-const replyBody = z.object({
-  to: requiredString('to, message and quotedMessageId are required'),
-  message: requiredString('to, message and quotedMessageId are required'),
-  quotedMessageId: requiredString('to, message and quotedMessageId are required'),
-  chatId: z.string({ error: 'chatId must be a string' }).optional(),
-});
-const reactBody = z.object({
-  to: requiredString('to, messageId and emoji are required'),
-  messageId: requiredString('to, messageId and emoji are required'),
-  emoji: requiredString('to, messageId and emoji are required'),
-});
-const deleteBody = z.object({
-  to: requiredString('to and messageId are required'),
-  messageId: requiredString('to and messageId are required'),
-});
+/** A message id field, checked once the required fields are all there. */
+const messageIdField = (field: string) =>
+  z.string().regex(MESSAGE_ID_PATTERN, { error: `${field} must be a message id (letters and digits)` });
+
+// Each body is checked in two steps, so that a missing field is reported before a malformed one.
+const textBody = z
+  .object({
+    to: requiredString('to and message are required'),
+    message: requiredString('to and message are required'),
+  })
+  .pipe(z.object({ to: jidSchema('to'), message: z.string() }));
+const replyBody = z
+  .object({
+    to: requiredString('to, message and quotedMessageId are required'),
+    message: requiredString('to, message and quotedMessageId are required'),
+    quotedMessageId: requiredString('to, message and quotedMessageId are required'),
+    chatId: z.string({ error: 'chatId must be a string' }).optional(),
+  })
+  .pipe(
+    z.object({
+      to: jidSchema('to'),
+      message: z.string(),
+      quotedMessageId: messageIdField('quotedMessageId'),
+      chatId: jidSchema('chatId').optional(),
+    }),
+  );
+const reactBody = z
+  .object({
+    to: requiredString('to, messageId and emoji are required'),
+    messageId: requiredString('to, messageId and emoji are required'),
+    emoji: requiredString('to, messageId and emoji are required'),
+  })
+  .pipe(z.object({ to: jidSchema('to'), messageId: messageIdField('messageId'), emoji: z.string() }));
+const deleteBody = z
+  .object({
+    to: requiredString('to and messageId are required'),
+    messageId: requiredString('to and messageId are required'),
+  })
+  .pipe(z.object({ to: jidSchema('to'), messageId: messageIdField('messageId') }));
 
 const errors = {
   400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
@@ -84,11 +105,6 @@ const remove = createRoute({
   responses: { 200: messageResponse, ...errors },
 });
 
-function assertMessageId(id: string, field: string): string {
-  if (!isValidMessageId(id)) throw new ValidationError(`${field} must be a message id (letters and digits)`);
-  return id;
-}
-
 function assertTextLength(text: string): void {
   if (text.length > MAX_TEXT_LENGTH) {
     throw new OperationFailedError(`message is longer than ${MAX_TEXT_LENGTH} characters`);
@@ -107,49 +123,35 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table } = services;
   return newRouter()
     .openapi(sendText, async (c) => {
-      const body = c.req.valid('json');
-      const to = assertJid(body.to, 'to');
+      const { to, message } = c.req.valid('json');
       const account = accountOf(c);
-      assertTextLength(body.message);
+      assertTextLength(message);
       const messageId = await sendAndWait(
         services,
         account,
-        (ids) => ({
-          type: 'send_text',
-          accountId: account._id,
-          commandId: ids.commandId,
-          payload: { messageId: ids.messageId, to, text: body.message },
-        }),
+        { type: 'send_text', payload: { to, text: message } },
         {
           signal: c.req.raw.signal,
-          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], sendText.path, { to, text: body.message }),
+          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], sendText.path, { to, text: message }),
         },
       );
       return c.json({ ok: true as const, messageId }, 200);
     })
     .openapi(reply, async (c) => {
-      const body = c.req.valid('json');
-      const to = assertJid(body.to, 'to');
-      const quotedMessageId = assertMessageId(body.quotedMessageId, 'quotedMessageId');
-      const givenChatId = body.chatId !== undefined ? assertJid(body.chatId, 'chatId') : undefined;
+      const { to, message, quotedMessageId, chatId: givenChatId } = c.req.valid('json');
       const account = accountOf(c);
-      assertTextLength(body.message);
+      assertTextLength(message);
       // The chat of the quoted message when stored; otherwise the recipient's own chat.
       const chatId = givenChatId ?? (await findMessage(table, account._id, quotedMessageId))?.chatId ?? to;
       const messageId = await sendAndWait(
         services,
         account,
-        (ids) => ({
-          type: 'send_reply',
-          accountId: account._id,
-          commandId: ids.commandId,
-          payload: { messageId: ids.messageId, to, chatId, text: body.message, quotedMessageId },
-        }),
+        { type: 'send_reply', payload: { to, chatId, text: message, quotedMessageId } },
         {
           signal: c.req.raw.signal,
           idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], reply.path, {
             to,
-            text: body.message,
+            text: message,
             quotedMessageId,
             chatId: givenChatId,
           }),
@@ -158,45 +160,31 @@ export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
       return c.json({ ok: true as const, messageId }, 200);
     })
     .openapi(react, async (c) => {
-      const body = c.req.valid('json');
-      const to = assertJid(body.to, 'to');
-      const targetMessageId = assertMessageId(body.messageId, 'messageId');
-      if (!isSingleEmoji(body.emoji)) throw new ValidationError('emoji must be a single emoji');
+      const { to, messageId: targetMessageId, emoji } = c.req.valid('json');
+      if (!isSingleEmoji(emoji)) throw new ValidationError('emoji must be a single emoji');
       const account = accountOf(c);
       await sendAndWait(
         services,
         account,
-        (ids) => ({
-          type: 'send_reaction',
-          accountId: account._id,
-          commandId: ids.commandId,
-          payload: { messageId: ids.messageId, to, targetMessageId, emoji: body.emoji },
-        }),
+        { type: 'send_reaction', payload: { to, targetMessageId, emoji } },
         {
           signal: c.req.raw.signal,
           idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], react.path, {
             to,
             targetMessageId,
-            emoji: body.emoji,
+            emoji,
           }),
         },
       );
       return c.json({ ok: true as const, message: 'Reaction sent' }, 200);
     })
     .openapi(remove, async (c) => {
-      const body = c.req.valid('json');
-      const to = assertJid(body.to, 'to');
-      const targetMessageId = assertMessageId(body.messageId, 'messageId');
+      const { to, messageId: targetMessageId } = c.req.valid('json');
       const account = accountOf(c);
       await sendAndWait(
         services,
         account,
-        (ids) => ({
-          type: 'delete_message',
-          accountId: account._id,
-          commandId: ids.commandId,
-          payload: { messageId: ids.messageId, to, targetMessageId },
-        }),
+        { type: 'delete_message', payload: { to, targetMessageId } },
         {
           signal: c.req.raw.signal,
           idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], remove.path, { to, targetMessageId }),

@@ -7,17 +7,24 @@ import {
 } from '../core/errors.js';
 import { newCommandId, newMessageId } from '../core/ids.js';
 import type { Account } from '../core/schemas/account.js';
-import type { SendCommand } from '../core/schemas/command.js';
+import type { CommandOf, SendCommand } from '../core/schemas/command.js';
 import { isFinalStatus, type Outbound } from '../core/schemas/outbound.js';
 import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../core/store/idempotency.js';
 import { failPendingOutbound, findOutbound, putPendingOutbound } from '../core/store/outbound.js';
 import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
 import type { Services } from './services.js';
 
-export interface SendIds {
+interface SendIds {
   messageId: string;
   commandId: string;
 }
+
+type SendType = SendCommand['type'];
+
+/** What a route sends: a send command's type and its payload, without the ids sendAndWait assigns. */
+export type SendRequest = {
+  [T in SendType]: { type: T; payload: Omit<CommandOf<T>['payload'], 'messageId'> };
+}[SendType];
 
 export interface SendOptions {
   /** The request's signal: a client gone before the connector took the send fails it at once. */
@@ -52,7 +59,7 @@ export function assertConnected(account: Account): void {
 export async function sendAndWait(
   services: Services,
   account: Account,
-  buildCommand: (ids: SendIds) => SendCommand,
+  request: SendRequest,
   options: SendOptions = {},
 ): Promise<string> {
   const { table, config } = services;
@@ -78,13 +85,20 @@ export async function sendAndWait(
     }
   }
   try {
-    await services.queues.sendCommand(buildCommand(ids));
+    await services.queues.sendCommand(commandOf(account._id, ids, request));
   } catch (error) {
     await failPendingOutbound(table, account._id, ids.messageId, 'not sent: the command could not be queued');
     throw error;
   }
   await waitForOutcome(services, account._id, ids.messageId, deadline, options.signal);
   return ids.messageId;
+}
+
+function commandOf(accountId: string, ids: SendIds, request: SendRequest): SendCommand {
+  const { type, payload } = request;
+  // Each member of SendRequest is its command minus the ids, so adding them gives that command
+  // back; TypeScript cannot follow the type/payload pairing through the spread.
+  return { type, accountId, commandId: ids.commandId, payload: { ...payload, messageId: ids.messageId } } as SendCommand;
 }
 
 /** The answer of the request that first used the key (waiting for it while it is in flight). */

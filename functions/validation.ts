@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN, normalizeJid } from '../core/jid.js';
+import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN } from '../core/jid.js';
+import { jidSchema } from '../core/schemas/jid.js';
 
 /**
  * Schemas shared by the routes. Error messages are the client-facing strings (the app's
@@ -32,17 +33,7 @@ export const messageIdParam = resourceId(MESSAGE_ID_PATTERN, 'Message not found'
   example: '3EB0C0FFEE',
 });
 
-export const chatIdParam = z
-  .string()
-  .transform((value, ctx) => {
-    const jid = normalizeJid(value);
-    if (!jid) {
-      ctx.addIssue({ code: 'custom', message: 'chatId must be a valid JID' });
-      return z.NEVER;
-    }
-    return jid;
-  })
-  .openapi({ param: { name: 'chatId', in: 'path' }, example: '15551234567@s.whatsapp.net', type: 'string' });
+export const chatIdParam = jidSchema('chatId').openapi({ param: { name: 'chatId', in: 'path' }, example: '15551234567@s.whatsapp.net', type: 'string' });
 
 const pageNumber = (name: string, min: number, max: number, fallback: number) =>
   z

@@ -1,5 +1,5 @@
 import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage, WAMessageKey, WASocket } from '@whiskeysockets/baileys';
-import { isGroupJid, normalizeJid } from '../../core/jid.js';
+import { isGroupJid } from '../../core/jid.js';
 import { accountObjectPrefix } from '../../core/keys.js';
 import type { Logger } from '../../core/logger.js';
 import { getStream, type MediaStore } from '../../core/media-store.js';
@@ -43,12 +43,6 @@ interface PreparedSend {
   options?: Omit<MiscMessageGenerationOptions, 'messageId'>;
   /** Called when the content was built but will not be sent (frees streams). */
   release?: () => void;
-}
-
-function recipient(to: string, field = 'to'): string {
-  const jid = normalizeJid(to);
-  if (!jid) throw new SendRejectedError(`${field} is not a valid JID`);
-  return jid;
 }
 
 /** The key of a stored message, as Baileys addresses it in quotes, reactions and deletes. */
@@ -177,23 +171,22 @@ export function sendHandlers(deps: SendDeps) {
 
   return {
     send_text: (command: CommandOf<'send_text'>) =>
-      settle(command, async () => ({ jid: recipient(command.payload.to), content: { text: command.payload.text } })),
+      settle(command, async () => ({ jid: command.payload.to, content: { text: command.payload.text } })),
 
     send_reply: (command: CommandOf<'send_reply'>) =>
       settle(command, async () => {
-        const { to, chatId, text, quotedMessageId } = command.payload;
+        const { chatId, text, quotedMessageId } = command.payload;
         const quoted = await storedTarget(command.accountId, quotedMessageId);
         if (!quoted) throw new SendRejectedError('quoted message not found');
-        const jid = chatId ? recipient(chatId, 'chatId') : quoted.chatId || recipient(to);
-        return { jid, content: { text }, options: { quoted: quotable(quoted) } };
+        return { jid: chatId, content: { text }, options: { quoted: quotable(quoted) } };
       }),
 
     send_reaction: (command: CommandOf<'send_reaction'>) =>
       settle(command, async () => {
         const { to, targetMessageId, emoji } = command.payload;
         const target = await storedTarget(command.accountId, targetMessageId);
-        const key: WAMessageKey = target ? keyOf(target) : { remoteJid: recipient(to), fromMe: false, id: targetMessageId };
-        return { jid: key.remoteJid ?? recipient(to), content: { react: { text: emoji, key } } };
+        const key: WAMessageKey = target ? keyOf(target) : { remoteJid: to, fromMe: false, id: targetMessageId };
+        return { jid: key.remoteJid ?? to, content: { react: { text: emoji, key } } };
       }),
 
     delete_message: (command: CommandOf<'delete_message'>) =>
@@ -201,14 +194,13 @@ export function sendHandlers(deps: SendDeps) {
         const { to, targetMessageId } = command.payload;
         const target = await storedTarget(command.accountId, targetMessageId);
         if (target && !target.fromMe) throw new SendRejectedError('only messages sent by this account can be deleted');
-        const key: WAMessageKey = target ? keyOf(target) : { remoteJid: recipient(to), fromMe: true, id: targetMessageId };
-        return { jid: key.remoteJid ?? recipient(to), content: { delete: key } };
+        const key: WAMessageKey = target ? keyOf(target) : { remoteJid: to, fromMe: true, id: targetMessageId };
+        return { jid: key.remoteJid ?? to, content: { delete: key } };
       }),
 
     send_media: (command: CommandOf<'send_media'>) =>
       settle(command, async () => {
-        const { to, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
-        const jid = recipient(to);
+        const { to: jid, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
         if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError('upload is not this account\'s');
         const upload = await getStream(deps.mediaStore, s3Key);
         if (!upload) throw new SendRejectedError('uploaded file not found');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jidSchema } from './jid.js';
 
 /**
  * Commands from the functions to the connector (SQS FIFO body). One message group per account
@@ -19,15 +20,15 @@ const deleteAccountCommandSchema = z.object({
 const sendTextCommandSchema = z.object({
   ...base,
   type: z.literal('send_text'),
-  payload: z.object({ messageId: z.string(), to: z.string(), text: z.string() }),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), text: z.string() }),
 });
 const sendReplyCommandSchema = z.object({
   ...base,
   type: z.literal('send_reply'),
   payload: z.object({
     messageId: z.string(),
-    to: z.string(),
-    chatId: z.string(),
+    to: jidSchema('to'),
+    chatId: jidSchema('chatId'),
     text: z.string(),
     quotedMessageId: z.string(),
   }),
@@ -37,7 +38,7 @@ const sendMediaCommandSchema = z.object({
   type: z.literal('send_media'),
   payload: z.object({
     messageId: z.string(),
-    to: z.string(),
+    to: jidSchema('to'),
     kind: mediaKindSchema,
     s3Key: z.string(),
     mimetype: z.string(),
@@ -51,12 +52,12 @@ const sendMediaCommandSchema = z.object({
 const sendReactionCommandSchema = z.object({
   ...base,
   type: z.literal('send_reaction'),
-  payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string(), emoji: z.string() }),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), targetMessageId: z.string(), emoji: z.string() }),
 });
 const deleteMessageCommandSchema = z.object({
   ...base,
   type: z.literal('delete_message'),
-  payload: z.object({ messageId: z.string(), to: z.string(), targetMessageId: z.string() }),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), targetMessageId: z.string() }),
 });
 
 /** Ask WhatsApp for a code to link the account by phone number; the answer goes to a pairing-code request record. */

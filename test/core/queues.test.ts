@@ -63,6 +63,21 @@ describe('command queue', () => {
     await queues.sendCommand(good);
     expect(await receiveAllCommands(1)).toEqual([good]);
   });
+
+  it('checks the recipient on receipt: a bad `to` is dropped, a device suffix is dropped from a good one', async () => {
+    for (const to of ['nobody', '15550001111:7@s.whatsapp.net']) {
+      await stack.clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: await queues.commandQueueUrl(),
+          MessageBody: JSON.stringify({ type: 'send_text', accountId: 'q4', commandId: newCommandId(), payload: { messageId: 'm1', to, text: 'hi' } }),
+          MessageGroupId: 'q4',
+          MessageDeduplicationId: newCommandId(),
+        }),
+      );
+    }
+    const [received] = await receiveAllCommands(1);
+    expect(received).toMatchObject({ type: 'send_text', payload: { to: '15550001111@s.whatsapp.net' } });
+  });
 });
 
 describe('webhook event queue', () => {
