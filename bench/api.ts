@@ -49,7 +49,10 @@ async function measure(operation: () => Promise<unknown>): Promise<Stats> {
     await operation();
     samples.push(performance.now() - t);
   }
-  return stats(samples, samples.reduce((a, b) => a + b, 0));
+  return stats(
+    samples,
+    samples.reduce((a, b) => a + b, 0),
+  );
 }
 
 /**
@@ -88,11 +91,18 @@ async function alternate(operations: Record<string, () => Promise<unknown>>): Pr
     }
   }
   return Object.fromEntries(
-    [...samples].map(([name, xs]) => [name, stats(xs, xs.reduce((a, b) => a + b, 0))]),
+    [...samples].map(([name, xs]) => [
+      name,
+      stats(
+        xs,
+        xs.reduce((a, b) => a + b, 0),
+      ),
+    ]),
   );
 }
 
-const fmt = (s: Stats) => `${s.perSecond.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2).padStart(6)} ms  p99 ${s.p99.toFixed(2).padStart(6)} ms`;
+const fmt = (s: Stats) =>
+  `${s.perSecond.toFixed(0).padStart(6)} req/s  p50 ${s.p50.toFixed(2).padStart(6)} ms  p99 ${s.p99.toFixed(2).padStart(6)} ms`;
 
 async function main(): Promise<void> {
   logger.level = 'silent';
@@ -142,7 +152,10 @@ async function main(): Promise<void> {
     });
     results.push({
       name: `GET /accounts (${ACCOUNTS} accounts)`,
-      ...(await compare(() => get('/accounts'), () => listAccounts(table))),
+      ...(await compare(
+        () => get('/accounts'),
+        () => listAccounts(table),
+      )),
     });
 
     const messagesPath = `/accounts/bench0/chats/${CHAT}/messages`;
@@ -154,7 +167,9 @@ async function main(): Promise<void> {
 
     const floor = await measure(() => get('/ping'));
     console.log(`\nGET /ping (HTTP floor, no DynamoDB)  ${fmt(floor)}`);
-    console.log(`\nAPI vs the raw DynamoDB query (dynalite in this process; sequential, API and raw alternated; ${ITERATIONS} each after ${WARMUP} warm-up; req/s = 1 / mean latency)\n`);
+    console.log(
+      `\nAPI vs the raw DynamoDB query (dynalite in this process; sequential, API and raw alternated; ${ITERATIONS} each after ${WARMUP} warm-up; req/s = 1 / mean latency)\n`,
+    );
     for (const r of results) {
       console.log(r.name);
       console.log(`  API        ${fmt(r.api)}`);

@@ -36,7 +36,10 @@ import { spawnConnector } from '../test/e2e/support/child-connector.js';
 import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../test/support/wait.js';
 
-const accountSteps = (process.env.BENCH_ACCOUNTS ?? '1,50,200').split(',').map(Number).filter((n) => n > 0);
+const accountSteps = (process.env.BENCH_ACCOUNTS ?? '1,50,200')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const throughputAccounts = Number(process.env.BENCH_THROUGHPUT_ACCOUNTS ?? 20);
 const totalMessages = Number(process.env.BENCH_MESSAGES ?? 2000);
 const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 40);

@@ -102,12 +102,16 @@ try {
   );
   const linkSeconds = (Date.now() - linkStart) / 1000;
   const linked = await health(descriptor);
-  console.log(`linked ${clientsWanted} clients in ${linkSeconds.toFixed(1)} s over ${workerCount} client processes; sandbox reports ${linked.online} connected devices`);
+  console.log(
+    `linked ${clientsWanted} clients in ${linkSeconds.toFixed(1)} s over ${workerCount} client processes; sandbox reports ${linked.online} connected devices`,
+  );
 
   const warmStart = Date.now();
   await Promise.all(workers.map((w) => command(w, { type: 'send', messagesPerClient: 1, label: 'warm-up' }, 'sent')));
   await waitUntil(() => totalReceived() >= clientsWanted, 'warm-up delivery', 300_000);
-  console.log(`warm-up (first message of each client: device lists, Signal sessions) took ${((Date.now() - warmStart) / 1000).toFixed(1)} s`);
+  console.log(
+    `warm-up (first message of each client: device lists, Signal sessions) took ${((Date.now() - warmStart) / 1000).toFixed(1)} s`,
+  );
 
   const before = await health(descriptor);
   const baseline = totalReceived();
@@ -122,7 +126,9 @@ try {
   const cpuSeconds = (after.cpuMs - before.cpuMs) / 1000;
   const perDevice = (after.rssBytes - empty.rssBytes) / Math.max(after.online, 1);
   console.log(`connected devices: ${after.online}; client closes during the run: ${closes.size ? JSON.stringify([...closes]) : 'none'}`);
-  console.log(`messages routed: ${routed} in ${seconds.toFixed(2)} s = ${(routed / seconds).toFixed(0)} msg/s end to end (the Baileys clients share the machine's cores with the sandbox)`);
+  console.log(
+    `messages routed: ${routed} in ${seconds.toFixed(2)} s = ${(routed / seconds).toFixed(0)} msg/s end to end (the Baileys clients share the machine's cores with the sandbox)`,
+  );
   console.log(
     `sandbox CPU: ${cpuSeconds.toFixed(2)} s for ${routed} messages = ${((cpuSeconds * 1000) / routed).toFixed(3)} ms per message, i.e. ~${(routed / cpuSeconds).toFixed(0)} msg/s per CPU core the sandbox gets; it was busy ${((100 * cpuSeconds) / seconds).toFixed(0)}% of one core during the run`,
   );

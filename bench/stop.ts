@@ -111,7 +111,6 @@ function webhookEvent(accountId: string, n: number): WebhookEvent {
   };
 }
 
-
 async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promise<Array<{ stopMs: number; visibleMs: number }>> {
   const sandbox = await startSandboxProcess();
   const sandboxEnv = {
@@ -177,7 +176,9 @@ async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promis
       }
       const figure = { stopMs: exitedAt - signalledAt, visibleMs: performance.now() - exitedAt };
       figures.push(figure);
-      console.log(`    ${received.size}/${ACCOUNTS} in-flight webhook events received by the next receiver ${seconds(figure.visibleMs)} after the exit`);
+      console.log(
+        `    ${received.size}/${ACCOUNTS} in-flight webhook events received by the next receiver ${seconds(figure.visibleMs)} after the exit`,
+      );
       for (const res of held) res.destroy();
       destroyClients(clients);
     }
@@ -235,7 +236,9 @@ async function webhookRecovery(emulatorEnv: Record<string, string>): Promise<voi
     const times = [...deliveredAt.values()].map((t) => t - upAt!).sort((a, b) => a - b);
     console.log(`  POSTs while down: ${postsWhileDown} (${EVENTS} events; without a circuit each retry of each event is a POST)`);
     console.log(`  first 2xx ${seconds(firstOkAt! - upAt)} after the receiver came back`);
-    console.log(`  first event delivered ${seconds(times[0]!)}, last ${seconds(times.at(-1)!)} after it came back (${seconds(times.at(-1)! - (firstOkAt! - upAt))} after the first 2xx)`);
+    console.log(
+      `  first event delivered ${seconds(times[0]!)}, last ${seconds(times.at(-1)!)} after it came back (${seconds(times.at(-1)! - (firstOkAt! - upAt))} after the first 2xx)`,
+    );
   } finally {
     await worker.stop();
     receiver.closeAllConnections();
@@ -246,7 +249,9 @@ async function webhookRecovery(emulatorEnv: Record<string, string>): Promise<voi
 
 function summary(label: string, values: number[]): void {
   const sorted = [...values].sort((a, b) => a - b);
-  console.log(`${label}: min ${seconds(sorted[0]!)}, median ${seconds(sorted[Math.floor(sorted.length / 2)]!)}, max ${seconds(sorted.at(-1)!)}`);
+  console.log(
+    `${label}: min ${seconds(sorted[0]!)}, median ${seconds(sorted[Math.floor(sorted.length / 2)]!)}, max ${seconds(sorted.at(-1)!)}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -258,10 +263,18 @@ async function main(): Promise<void> {
   const emulators = await startEmulators();
   try {
     if (PARTS.has('2')) {
-      console.log(`2. connector/main.ts with ${ACCOUNTS} open sessions, ${ACCOUNTS} webhook POSTs and ${ACCOUNTS} commands in flight: SIGTERM to exit (${RUNS} runs)`);
+      console.log(
+        `2. connector/main.ts with ${ACCOUNTS} open sessions, ${ACCOUNTS} webhook POSTs and ${ACCOUNTS} commands in flight: SIGTERM to exit (${RUNS} runs)`,
+      );
       const inFlight = await stopWithWorkInFlight(emulators.env);
-      summary('connector stop, work in flight', inFlight.map((f) => f.stopMs));
-      summary('in-flight webhook events received by the next receiver, after the exit', inFlight.map((f) => f.visibleMs));
+      summary(
+        'connector stop, work in flight',
+        inFlight.map((f) => f.stopMs),
+      );
+      summary(
+        'in-flight webhook events received by the next receiver, after the exit',
+        inFlight.map((f) => f.visibleMs),
+      );
     }
     if (PARTS.has('3')) {
       console.log('3. webhook recovery (default retry and circuit settings)');

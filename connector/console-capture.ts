@@ -30,7 +30,10 @@ export function installConsoleCapture(logger: Logger): void {
       const source = dependencyCalling(captured);
       if (source === undefined) return original(...args);
       if (!state.logger.isLevelEnabled('debug')) return;
-      state.logger.debug({ source, console: method }, formatWithOptions({ depth: 4, breakLength: Infinity }, ...args.map((arg) => redactBinary(arg))));
+      state.logger.debug(
+        { source, console: method },
+        formatWithOptions({ depth: 4, breakLength: Infinity }, ...args.map((arg) => redactBinary(arg))),
+      );
     };
     console[method] = captured as Console[Method];
   }

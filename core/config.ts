@@ -32,7 +32,10 @@ export const configSchema = z.object({
   COMMAND_QUEUE_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands.fifo').describe('FIFO command queue'),
   COMMAND_DLQ_NAME: z.string().endsWith('.fifo').default('wa-gateway-commands-dlq.fifo').describe('Dead-letter queue of the command queue'),
   WEBHOOK_QUEUE_NAME: z.string().default('wa-gateway-webhooks').describe('Webhook event queue'),
-  WEBHOOK_DLQ_NAME: z.string().default('wa-gateway-webhooks-dlq').describe('Where given-up webhook events go when the queue has no redrive target'),
+  WEBHOOK_DLQ_NAME: z
+    .string()
+    .default('wa-gateway-webhooks-dlq')
+    .describe('Where given-up webhook events go when the queue has no redrive target'),
   /** When set (existing infrastructure, CDK outputs), used as is instead of resolving by name. */
   COMMAND_QUEUE_URL: optionalString.describe('Command queue URL, used as is instead of resolving the name (CDK outputs)'),
   WEBHOOK_QUEUE_URL: optionalString.describe('Webhook queue URL, used as is instead of resolving the name'),
@@ -75,9 +78,13 @@ export const configSchema = z.object({
    * WEBHOOK_PROBE_MAX_MS. Its first 2xx makes the parked events visible again at once, so a
    * receiver that came back gets its backlog within about WEBHOOK_PROBE_MAX_MS plus a few seconds.
    */
-  WEBHOOK_CIRCUIT_FAILURES: positiveInt(5).describe("Failed POSTs in a row that open a receiver URL's circuit (its events are parked, one probe tests it)"),
+  WEBHOOK_CIRCUIT_FAILURES: positiveInt(5).describe(
+    "Failed POSTs in a row that open a receiver URL's circuit (its events are parked, one probe tests it)",
+  ),
   WEBHOOK_PROBE_BASE_MS: positiveInt(5_000).describe('Wait before the first probe of an open circuit; doubles after each failed probe'),
-  WEBHOOK_PROBE_MAX_MS: positiveInt(30_000).describe('Longest wait between probes: a receiver that came back gets its backlog within about this'),
+  WEBHOOK_PROBE_MAX_MS: positiveInt(30_000).describe(
+    'Longest wait between probes: a receiver that came back gets its backlog within about this',
+  ),
   /** Also post messages the account sent itself (from the phone or the API); default: received only. */
   WEBHOOK_INCLUDE_FROM_ME: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
@@ -100,7 +107,15 @@ export const configSchema = z.object({
 
   /** Sandbox network (all three, or none for real WhatsApp). */
   WA_WS_URL: optionalString.describe("A sandbox network's WebSocket URL (the three `WA_*` settings: all or none)"),
-  WA_ROOT_PUBLIC_KEY: z.preprocess(emptyAsUndefined, z.string().regex(/^[0-9a-fA-F]{64}$/).optional()).describe("The sandbox's root public key (64 hex chars)"),
+  WA_ROOT_PUBLIC_KEY: z
+    .preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .regex(/^[0-9a-fA-F]{64}$/)
+        .optional(),
+    )
+    .describe("The sandbox's root public key (64 hex chars)"),
   WA_MEDIA_CA_FILE: optionalString.describe("PEM file of the CA of the sandbox's HTTPS media host"),
 
   /**
@@ -110,10 +125,14 @@ export const configSchema = z.object({
   WA_NETWORK: z
     .enum(['whatsapp', 'sandbox'])
     .default('whatsapp')
-    .describe('`sandbox`: `npm start` runs the sandbox network itself and points the connector at it (as `npm start -- --sandbox`); `whatsapp`: the three `WA_*` settings decide'),
+    .describe(
+      '`sandbox`: `npm start` runs the sandbox network itself and points the connector at it (as `npm start -- --sandbox`); `whatsapp`: the three `WA_*` settings decide',
+    ),
 
   /** Ports of the sandbox that `npm start -- --sandbox` runs (unset: 7700, 7701, 7702, or others when taken). */
-  SANDBOX_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's WebSocket port (unset: 7700, or any when taken; `0`: any free port)"),
+  SANDBOX_PORT: optionalPort.describe(
+    "With `WA_NETWORK=sandbox`: the sandbox's WebSocket port (unset: 7700, or any when taken; `0`: any free port)",
+  ),
   SANDBOX_CONTROL_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's control API port (unset: 7701, or any when taken)"),
   SANDBOX_MEDIA_PORT: optionalPort.describe("With `WA_NETWORK=sandbox`: the sandbox's media host port (unset: 7702, or any when taken)"),
   SANDBOX_LOG_LEVEL: logLevel.default('warn').describe("With `WA_NETWORK=sandbox`: the sandbox's own log level"),
@@ -136,10 +155,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** True when the AWS SDK would talk to real AWS (no endpoint override anywhere). */
 export function usesDefaultAwsEndpoints(config: Config): boolean {
-  return !(
-    config.AWS_ENDPOINT_URL ||
-    config.AWS_ENDPOINT_URL_DYNAMODB ||
-    config.AWS_ENDPOINT_URL_SQS ||
-    config.AWS_ENDPOINT_URL_S3
-  );
+  return !(config.AWS_ENDPOINT_URL || config.AWS_ENDPOINT_URL_DYNAMODB || config.AWS_ENDPOINT_URL_SQS || config.AWS_ENDPOINT_URL_S3);
 }

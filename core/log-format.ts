@@ -36,7 +36,10 @@ function formatError(err: unknown): string {
   if (!err || typeof err !== 'object') return `err=${formatValue(err)}`;
   const { stack, message } = err as { stack?: unknown; message?: unknown };
   const text = typeof stack === 'string' ? stack : typeof message === 'string' ? message : JSON.stringify(err);
-  return text.split('\n').map((line) => `    ${line}`).join('\n');
+  return text
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
 }
 
 /**

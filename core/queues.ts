@@ -72,29 +72,19 @@ function cachedUrl(sqs: SQSClient, given: string | undefined, name: string): () 
   };
 }
 
-export function createQueues(
-  config: Config,
-  clients: Pick<AwsClients, 'sqs'>,
-  log: Logger = rootLogger,
-): Queues {
+export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, log: Logger = rootLogger): Queues {
   const { sqs } = clients;
   const commandQueueUrl = cachedUrl(sqs, config.COMMAND_QUEUE_URL, config.COMMAND_QUEUE_NAME);
   const webhookQueueUrl = cachedUrl(sqs, config.WEBHOOK_QUEUE_URL, config.WEBHOOK_QUEUE_NAME);
   const webhookBatches = queueBatches(sqs, webhookQueueUrl);
 
-  async function receive<S extends z.ZodType>(
-    queueUrl: string,
-    schema: S,
-    options: ReceiveOptions,
-  ): Promise<Received<z.infer<S>>[]> {
+  async function receive<S extends z.ZodType>(queueUrl: string, schema: S, options: ReceiveOptions): Promise<Received<z.infer<S>>[]> {
     const result = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
         MaxNumberOfMessages: options.maxMessages ?? 10,
         WaitTimeSeconds: options.waitSeconds ?? 20,
-        ...(options.visibilityTimeoutSeconds !== undefined
-          ? { VisibilityTimeout: options.visibilityTimeoutSeconds }
-          : {}),
+        ...(options.visibilityTimeoutSeconds !== undefined ? { VisibilityTimeout: options.visibilityTimeoutSeconds } : {}),
         MessageSystemAttributeNames: ['ApproximateReceiveCount'],
       }),
       { abortSignal: options.abortSignal },
@@ -193,7 +183,10 @@ export function createQueues(
  */
 export function toQueueBody(value: unknown): string {
   return JSON.stringify(value).replace(/[\u{10000}-\u{10FFFF}]/gu, (char) =>
-    char.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    char
+      .split('')
+      .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
   );
 }
 

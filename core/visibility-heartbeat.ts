@@ -43,7 +43,8 @@ export function startVisibilityHeartbeat(options: VisibilityHeartbeatOptions): V
         // A message settled meanwhile is refused harmlessly; one still held was lost (it became
         // visible and another receiver may have it now).
         const lost = refused.filter((handle) => held.delete(handle));
-        if (lost.length > 0) options.logger.warn({ lost: lost.length }, 'visibility extension refused: message no longer held by this process');
+        if (lost.length > 0)
+          options.logger.warn({ lost: lost.length }, 'visibility extension refused: message no longer held by this process');
       })
       .catch((error: unknown) => options.logger.error({ err: error }, 'extending message visibility failed'))
       .finally(() => {

@@ -20,8 +20,7 @@ export function adminKeysOf(apiKey: string | undefined): string[] {
     .filter((key) => key.length > 0);
 }
 
-const isLoopback = (host: string) =>
-  host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 
 /** One warn line at start when the API is open and reachable from beyond this machine. */
 export function warnWhenOpen(logger: Logger, apiKey: string | undefined, host: string): void {

@@ -62,10 +62,7 @@ export function connectionRoutes(services: Services): OpenAPIHono<AppEnv> {
   return newRouter()
     .openapi(status, async (c) => {
       const account = await getAccount(table, c.req.valid('param').accountId);
-      return c.json(
-        { ok: true as const, status: account.currentStatus, accountId: account._id, lastUpdate: account.lastUpdate },
-        200,
-      );
+      return c.json({ ok: true as const, status: account.currentStatus, accountId: account._id, lastUpdate: account.lastUpdate }, 200);
     })
     .openapi(connect, async (c) => {
       const account = await getAccount(table, c.req.valid('param').accountId);

@@ -20,7 +20,5 @@ const ping = createRoute({
 });
 
 export function healthRoutes(): OpenAPIHono<AppEnv> {
-  return newRouter().openapi(ping, (c) =>
-    c.json({ ok: true as const, pong: true as const, time: new Date().toISOString() }, 200),
-  );
+  return newRouter().openapi(ping, (c) => c.json({ ok: true as const, pong: true as const, time: new Date().toISOString() }, 200));
 }

@@ -14,15 +14,11 @@ export const IDEMPOTENCY_CONFLICT_ERROR = 'Idempotency-Key reused with a differe
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 
 export const idempotencyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .regex(PRINTABLE_ASCII, { error: IDEMPOTENCY_KEY_ERROR })
-    .optional()
-    .openapi({
-      description:
-        'Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again.',
-      example: 'order-4711-confirmation',
-    }),
+  'idempotency-key': z.string().regex(PRINTABLE_ASCII, { error: IDEMPOTENCY_KEY_ERROR }).optional().openapi({
+    description:
+      'Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again.',
+    example: 'order-4711-confirmation',
+  }),
 });
 
 /** A send made under an Idempotency-Key. */
@@ -40,7 +36,9 @@ export function idempotentRequest(key: string | undefined, route: string, fields
   const present = Object.entries(fields)
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const fingerprint = createHash('sha256').update(JSON.stringify([route, present])).digest('hex');
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify([route, present]))
+    .digest('hex');
   return { key, fingerprint };
 }
 

@@ -116,8 +116,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         return c.json({ ok: true as const, messageId }, 200);
       } catch (error) {
         // Refused before a command was enqueued: the upload has no reader.
-        const refused =
-          error instanceof ValidationError || error instanceof ConflictError || error instanceof AccountNotConnectedError;
+        const refused = error instanceof ValidationError || error instanceof ConflictError || error instanceof AccountNotConnectedError;
         if (refused && form.file?.s3Key) await deleteObject(services.media, form.file.s3Key);
         throw error;
       }

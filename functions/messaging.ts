@@ -59,7 +59,10 @@ const errors = {
   400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
   404: { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } },
   409: { description: 'Idempotency-Key reused with a different request', content: { 'application/json': { schema: errorBodySchema } } },
-  500: { description: 'internal_error: not connected, rejected or timed out', content: { 'application/json': { schema: errorBodySchema } } },
+  500: {
+    description: 'internal_error: not connected, rejected or timed out',
+    content: { 'application/json': { schema: errorBodySchema } },
+  },
 };
 const sentResponse = {
   description: 'Sent',

@@ -56,12 +56,7 @@ export function assertConnected(account: Account): void {
  * and before the command is queued: a second request with the key queues nothing and answers
  * from the first one's record, waiting for it when it is still in flight.
  */
-export async function sendAndWait(
-  services: Services,
-  account: Account,
-  request: SendRequest,
-  options: SendOptions = {},
-): Promise<string> {
+export async function sendAndWait(services: Services, account: Account, request: SendRequest, options: SendOptions = {}): Promise<string> {
   const { table, config } = services;
   const { idempotency } = options;
   if (idempotency) {

@@ -24,9 +24,7 @@ export interface ApiServer {
 const CLOSE_GRACE_MS = 5_000;
 
 /** Serves the app on Node (port 0 picks a free port). */
-export async function startApiServer(
-  deps: AppDeps & { port: number; host: string },
-): Promise<ApiServer> {
+export async function startApiServer(deps: AppDeps & { port: number; host: string }): Promise<ApiServer> {
   const app = createApp(deps);
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve(

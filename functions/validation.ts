@@ -33,7 +33,11 @@ export const messageIdParam = resourceId(MESSAGE_ID_PATTERN, 'Message not found'
   example: '3EB0C0FFEE',
 });
 
-export const chatIdParam = jidSchema('chatId').openapi({ param: { name: 'chatId', in: 'path' }, example: '15551234567@s.whatsapp.net', type: 'string' });
+export const chatIdParam = jidSchema('chatId').openapi({
+  param: { name: 'chatId', in: 'path' },
+  example: '15551234567@s.whatsapp.net',
+  type: 'string',
+});
 
 const pageNumber = (name: string, min: number, max: number, fallback: number) =>
   z
@@ -62,6 +66,4 @@ export const pageQuery = z.object({
 export const requiredString = (message: string) =>
   z.string({ error: message }).refine((value) => value.trim().length > 0, { error: message });
 
-export const errorBodySchema = z
-  .object({ ok: z.literal(false), error: z.string(), detail: z.string().optional() })
-  .openapi('Error');
+export const errorBodySchema = z.object({ ok: z.literal(false), error: z.string(), detail: z.string().optional() }).openapi('Error');

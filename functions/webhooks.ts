@@ -12,10 +12,7 @@ const INVALID_URL = 'url must be a valid http or https URL';
 const MAX_URL_LENGTH = 2048;
 
 const body = z.object({
-  url: z
-    .string({ error: INVALID_URL })
-    .max(MAX_URL_LENGTH, { error: INVALID_URL })
-    .refine(isHttpUrl, { error: INVALID_URL }),
+  url: z.string({ error: INVALID_URL }).max(MAX_URL_LENGTH, { error: INVALID_URL }).refine(isHttpUrl, { error: INVALID_URL }),
 });
 const registered = z.object({ ok: z.literal(true), url: z.string(), created: z.boolean() });
 
@@ -43,8 +40,6 @@ export function webhookRoutes(services: Services): OpenAPIHono<AppEnv> {
       throw new ValidationError(FORBIDDEN_TARGET);
     }
     const { created } = await registerWebhook(services.table, url);
-    return created
-      ? c.json({ ok: true as const, url, created }, 201)
-      : c.json({ ok: true as const, url, created }, 200);
+    return created ? c.json({ ok: true as const, url, created }, 201) : c.json({ ok: true as const, url, created }, 200);
   });
 }

@@ -104,10 +104,7 @@ export function generateTlsMaterial(commonName = 'wa-sandbox media'): TlsMateria
   // A DER INTEGER is positive with its top bit clear and minimal with its first byte non-zero
   // (a leading zero byte is "illegal padding" to OpenSSL): 0x40 keeps both true on every draw.
   serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
-  const subjectAltName = seq(
-    oid('2.5.29.17'),
-    der(0x04, seq(der(0x82, Buffer.from('localhost')), der(0x87, Buffer.from([127, 0, 0, 1])))),
-  );
+  const subjectAltName = seq(oid('2.5.29.17'), der(0x04, seq(der(0x82, Buffer.from('localhost')), der(0x87, Buffer.from([127, 0, 0, 1])))));
   const basicConstraints = seq(oid('2.5.29.19'), der(0x01, Buffer.from([0xff])), der(0x04, seq(der(0x01, Buffer.from([0xff])))));
   const tbs = seq(
     explicit(0, der(0x02, Buffer.from([2]))),

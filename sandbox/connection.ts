@@ -263,4 +263,3 @@ export class Connection implements DeviceConnection {
     this.replyWaiters.clear();
   }
 }
-

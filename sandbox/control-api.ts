@@ -102,9 +102,7 @@ export function createControlApi(core: SandboxCore): Hono {
     return c.json({ id });
   });
 
-  app.get('/phones/:phone/messages', async (c) =>
-    c.json({ messages: await core.phones.readInbox(accountOf(core, c.req.param('phone'))) }),
-  );
+  app.get('/phones/:phone/messages', async (c) => c.json({ messages: await core.phones.readInbox(accountOf(core, c.req.param('phone'))) }));
 
   /** The phone reads (or plays) messages it received: their senders get read / played receipts. */
   const markReceived = async (c: Context, phoneParam: string, type: PhoneReceiptType) => {
@@ -121,8 +119,7 @@ export function createControlApi(core: SandboxCore): Hono {
     const { phone, device, kind } = await body(c, kickSchema);
     const account = accountOf(core, phone);
     if (device !== undefined && !account.devices.has(device)) throw new HTTPException(404, { message: 'unknown device' });
-    const devices =
-      device === undefined ? kickAllDevices(core.network, account, kind) : [kickDevice(core.network, account, device, kind)];
+    const devices = device === undefined ? kickAllDevices(core.network, account, kind) : [kickDevice(core.network, account, device, kind)];
     return c.json({
       ok: true,
       kicked: devices.some((d) => d.kicked),

@@ -154,7 +154,11 @@ export class SandboxCore {
       throw new PairingError('the device did not confirm pairing', 504);
     }
     const signed = bytes(child(child(reply, 'pair-device-sign'), 'device-identity'));
-    if (reply.attrs.type !== 'result' || !signed || !verifyDeviceSignature(signed, pending.identityKey, account.phoneIdentity.identity.public)) {
+    if (
+      reply.attrs.type !== 'result' ||
+      !signed ||
+      !verifyDeviceSignature(signed, pending.identityKey, account.phoneIdentity.identity.public)
+    ) {
       pending.kick();
       throw new PairingError('the device refused pairing', 400);
     }

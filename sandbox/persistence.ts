@@ -117,7 +117,8 @@ function fromStored(stored: StoredAccount): Account {
  * sees each Buffer only after Buffer#toJSON turned it into an array of numbers.
  */
 function encodeBuffers(value: unknown): unknown {
-  if (value instanceof Uint8Array) return { type: 'Buffer', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  if (value instanceof Uint8Array)
+    return { type: 'Buffer', data: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
   if (Array.isArray(value)) return value.map(encodeBuffers);
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};

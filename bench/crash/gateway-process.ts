@@ -124,7 +124,10 @@ export async function startGatewayProcess(home: GatewayHome): Promise<GatewayPro
       poll(
         what,
         () => {
-          if (exitInfo) throw new Error(`the gateway exited (code ${exitInfo.code}, signal ${exitInfo.signal}) while waiting for ${what}; see ${home.logFile}`);
+          if (exitInfo)
+            throw new Error(
+              `the gateway exited (code ${exitInfo.code}, signal ${exitInfo.signal}) while waiting for ${what}; see ${home.logFile}`,
+            );
           return lines.slice(options.from ?? 0).find(match);
         },
         { timeoutMs: options.timeoutMs ?? 60_000, intervalMs: 50 },

@@ -64,10 +64,14 @@ export async function runInbound(stage: Stage, run: number): Promise<InboundRun>
     );
     const postedBurst = () => new Set(receiver.deliveries.filter((d) => d.messageId !== warmUpId).map((d) => d.messageId)).size;
     const current = gateway;
-    await poll(`${killAfter} burst messages at the webhook receiver`, () => {
-      if (!current.process.isRunning()) throw new Error('the gateway exited during the burst');
-      return postedBurst() >= killAfter;
-    }, { timeoutMs: KILL_WAIT_TIMEOUT_MS, intervalMs: 20 });
+    await poll(
+      `${killAfter} burst messages at the webhook receiver`,
+      () => {
+        if (!current.process.isRunning()) throw new Error('the gateway exited during the burst');
+        return postedBurst() >= killAfter;
+      },
+      { timeoutMs: KILL_WAIT_TIMEOUT_MS, intervalMs: 20 },
+    );
     await gateway.process.kill();
     const sentAtKill = sentIds.size;
     const postedAtKill = postedBurst();
@@ -114,7 +118,9 @@ export function printInbound(runs: InboundRun[]): void {
       `run ${i + 1}: sent ${r.sent}${r.sendErrors ? ` (+${r.sendErrors} refused by the sandbox)` : ''}, at the kill sent ${r.sentAtKill} and posted ${r.postedAtKill}; ` +
         `stored ${r.stored}, posted ${r.posted}, lost ${r.lost}, stored-but-not-posted ${r.storedNotPosted}, ` +
         `posted-but-not-stored ${r.postedNotStored}, duplicates ${r.duplicates}; ` +
-        (r.settled ? `quiet from ${r.lastChangeSeconds.toFixed(0)} s after the restart` : `still changing at the cap (last change ${r.lastChangeSeconds.toFixed(0)} s after the restart)`),
+        (r.settled
+          ? `quiet from ${r.lastChangeSeconds.toFixed(0)} s after the restart`
+          : `still changing at the cap (last change ${r.lastChangeSeconds.toFixed(0)} s after the restart)`),
     );
   });
   const met = runs.every((r) => r.lost === 0 && r.storedNotPosted === 0);

@@ -40,17 +40,22 @@ export async function runSends(stage: Stage, run: number): Promise<SendsRun> {
     // The first send sets up the Signal session and proves the path works; it is not counted.
     const warmUp = `crash send r${run} warm-up`;
     const warmUpOutcome = await gateway.rest.sendText(accountId, to, warmUp);
-    if (!('status' in warmUpOutcome) || warmUpOutcome.status !== 200) throw new Error(`warm-up send failed: ${JSON.stringify(warmUpOutcome)}`);
+    if (!('status' in warmUpOutcome) || warmUpOutcome.status !== 200)
+      throw new Error(`warm-up send failed: ${JSON.stringify(warmUpOutcome)}`);
     await poll('the warm-up send at the phone', async () => (await inbox()).includes(warmUp), { timeoutMs: WARM_UP_TIMEOUT_MS });
 
     const texts = Array.from({ length: count }, (_, i) => `crash send r${run} #${i} ${Math.random().toString(36).slice(2, 10)}`);
     const outcomes = new Map<string, SendOutcome>();
     const calls = texts.map(async (text) => outcomes.set(text, await gateway.rest.sendText(accountId, to, text)));
     const current = gateway;
-    await poll(`${killAfter} send calls to answer`, () => {
-      if (!current.process.isRunning()) throw new Error('the gateway exited during the sends');
-      return outcomes.size >= killAfter;
-    }, { timeoutMs: KILL_WAIT_TIMEOUT_MS, intervalMs: 10 });
+    await poll(
+      `${killAfter} send calls to answer`,
+      () => {
+        if (!current.process.isRunning()) throw new Error('the gateway exited during the sends');
+        return outcomes.size >= killAfter;
+      },
+      { timeoutMs: KILL_WAIT_TIMEOUT_MS, intervalMs: 10 },
+    );
     await gateway.process.kill();
     await Promise.all(calls);
 

@@ -80,10 +80,14 @@ export async function linkAccount(stage: Stage, gateway: RunningGateway, account
   await gateway.rest.createAccount(accountId);
   const qr = await gateway.process.waitForQr(accountId, from);
   await stage.control.scan(phone, qr);
-  await poll(`${accountId} to be connected`, async () => {
-    if (!gateway.process.isRunning()) throw new Error('the gateway exited while linking');
-    return (await gateway.rest.currentStatus(accountId)) === 'connected';
-  }, { timeoutMs: LINK_TIMEOUT_MS, intervalMs: 250 });
+  await poll(
+    `${accountId} to be connected`,
+    async () => {
+      if (!gateway.process.isRunning()) throw new Error('the gateway exited while linking');
+      return (await gateway.rest.currentStatus(accountId)) === 'connected';
+    },
+    { timeoutMs: LINK_TIMEOUT_MS, intervalMs: 250 },
+  );
 }
 
 /** A gateway with one account linked to a new phone, and a second phone to talk to it. */

@@ -22,10 +22,14 @@ async function whenReady(gateway: RunningGateway, accounts: number): Promise<voi
     .waitForLine('the connector to start', (l) => l.msg === 'connector started', { timeoutMs: CONNECTOR_START_TIMEOUT_MS })
     .catch(() => console.log('  (no "connector started" line within 60 s; stopping anyway)'));
   if (accounts === 0) return;
-  await poll(`${accounts} accounts connected`, async () => {
-    if (!gateway.process.isRunning()) throw new Error('the gateway exited while resuming its accounts');
-    return (await gateway.rest.connectedAccounts()) >= accounts;
-  }, { timeoutMs: RESUME_TIMEOUT_MS, intervalMs: 1_000 });
+  await poll(
+    `${accounts} accounts connected`,
+    async () => {
+      if (!gateway.process.isRunning()) throw new Error('the gateway exited while resuming its accounts');
+      return (await gateway.rest.connectedAccounts()) >= accounts;
+    },
+    { timeoutMs: RESUME_TIMEOUT_MS, intervalMs: 1_000 },
+  );
 }
 
 export async function runStopTimes(stage: Stage): Promise<StopRun[]> {

@@ -105,9 +105,7 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
         const parsed = deserialize(text);
         // Baileys expects the protobuf object for app-state keys, not the plain JSON shape.
         values[id] = (
-          type === 'app-state-sync-key'
-            ? proto.Message.AppStateSyncKeyData.fromObject(parsed as Record<string, unknown>)
-            : parsed
+          type === 'app-state-sync-key' ? proto.Message.AppStateSyncKeyData.fromObject(parsed as Record<string, unknown>) : parsed
         ) as SignalDataTypeMap[T];
       }
       return values;

@@ -19,8 +19,7 @@ export function lifecycleHandlers(deps: LifecycleDeps) {
   const { registry, ownership } = deps;
 
   /** True when the account runs on another connector, so the command is theirs to execute. */
-  const belongsElsewhere = async (accountId: string) =>
-    !registry.get(accountId) && (await ownership.ownedElsewhere(accountId));
+  const belongsElsewhere = async (accountId: string) => !registry.get(accountId) && (await ownership.ownedElsewhere(accountId));
 
   return {
     async connect(command: CommandOf<'connect'>): Promise<CommandOutcome> {

@@ -69,8 +69,7 @@ function reasonOf(error: unknown): string {
 }
 
 const LATE = 'not sent: the connector took the command after its deadline';
-const STOPPED_MID_SEND =
-  'the connector stopped while sending; the message may have been delivered and is not sent again';
+const STOPPED_MID_SEND = 'the connector stopped while sending; the message may have been delivered and is not sent again';
 
 /**
  * The five sends. Each one: skip unless its outbound record is `pending` and before its deadline
@@ -201,7 +200,7 @@ export function sendHandlers(deps: SendDeps) {
     send_media: (command: CommandOf<'send_media'>) =>
       settle(command, async () => {
         const { to: jid, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
-        if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError('upload is not this account\'s');
+        if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
         const upload = await getStream(deps.mediaStore, s3Key);
         if (!upload) throw new SendRejectedError('uploaded file not found');
         const content = await buildOutgoingMediaContent({

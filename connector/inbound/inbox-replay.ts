@@ -1,11 +1,4 @@
-import {
-  cleanMessage,
-  decodeMessageNode,
-  proto,
-  unpadRandomMax16,
-  type BaileysEventMap,
-  type WAMessage,
-} from '@whiskeysockets/baileys';
+import { cleanMessage, decodeMessageNode, proto, unpadRandomMax16, type BaileysEventMap, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import type { InboxRecord } from '../../core/schemas/inbox.js';
 import type { Inbox } from './inbox.js';

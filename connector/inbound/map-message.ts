@@ -70,11 +70,7 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
 
   const chatId = preferPhoneNumber(remoteJid, key.remoteJidAlt);
   const fromMe = key.fromMe === true;
-  const from = fromMe
-    ? jidNormalizedUser(selfJid)
-    : key.participant
-      ? preferPhoneNumber(key.participant, key.participantAlt)
-      : chatId;
+  const from = fromMe ? jidNormalizedUser(selfJid) : key.participant ? preferPhoneNumber(key.participant, key.participantAlt) : chatId;
   const timestamp = toNumber(msg.messageTimestamp) * 1000;
 
   if (contentType === 'protocolMessage') {

@@ -136,7 +136,10 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   async function updateTarget(accountId: string, update: { kind: string; chatId: string; targetMessageId: string }, log: Logger) {
     const target = await findMessageRecord(table, accountId, update.targetMessageId);
     if (!target || target.message.chatId !== update.chatId) {
-      log.debug({ targetMessageId: update.targetMessageId, update: update.kind, stored: Boolean(target) }, 'update of a message not stored in this chat');
+      log.debug(
+        { targetMessageId: update.targetMessageId, update: update.kind, stored: Boolean(target) },
+        'update of a message not stored in this chat',
+      );
       return undefined;
     }
     return target;

@@ -118,11 +118,7 @@ function asUpload(source: Readable | string): WAMediaUpload {
  * Gives `work` a file path for the media: the caller's own path, or the Readable spooled into
  * a temp directory. The directory is removed when `work` settles.
  */
-function withLocalFile<T>(
-  source: Readable | string,
-  baseName: string,
-  work: (path: string, dir: string) => Promise<T>,
-): Promise<T> {
+function withLocalFile<T>(source: Readable | string, baseName: string, work: (path: string, dir: string) => Promise<T>): Promise<T> {
   return withTempDir(async (dir) => {
     if (typeof source === 'string') return work(source, dir);
     const path = join(dir, baseName);

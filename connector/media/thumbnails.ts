@@ -42,9 +42,7 @@ export async function imageThumbnail(imagePath: string): Promise<ImageInfo> {
  */
 export async function videoThumbnail(videoPath: string, workDir: string): Promise<VideoInfo> {
   const framePath = join(workDir, 'frame.png');
-  const run = await runFfmpeg(videoPath, framePath, (command) =>
-    command.seekInput(0).noAudio().frames(1).format('image2'),
-  );
+  const run = await runFfmpeg(videoPath, framePath, (command) => command.seekInput(0).noAudio().frames(1).format('image2'));
   const { jpegThumbnail } = await imageThumbnail(framePath);
   return {
     jpegThumbnail,

@@ -14,13 +14,19 @@ export async function convertToMp4(inputPath: string, outputPath: string): Promi
       .videoCodec('libx264')
       .audioCodec('aac')
       .outputOptions([
-        '-preset', 'veryfast',
-        '-crf', '26',
-        '-pix_fmt', 'yuv420p',
+        '-preset',
+        'veryfast',
+        '-crf',
+        '26',
+        '-pix_fmt',
+        'yuv420p',
         // H.264 in yuv420p needs even dimensions.
-        '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2',
-        '-movflags', '+faststart',
-        '-map_metadata', '-1',
+        '-vf',
+        'scale=trunc(iw/2)*2:trunc(ih/2)*2',
+        '-movflags',
+        '+faststart',
+        '-map_metadata',
+        '-1',
       ])
       .format('mp4'),
   );

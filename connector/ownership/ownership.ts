@@ -1,13 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import {
-  acquireLease,
-  findLease,
-  findLeases,
-  isLeaseLive,
-  releaseLease,
-  renewLease,
-} from '../../core/store/leases.js';
+import { acquireLease, findLease, findLeases, isLeaseLive, releaseLease, renewLease } from '../../core/store/leases.js';
 import type { Table } from '../../core/store/table.js';
 
 export interface OwnershipTiming {

@@ -278,12 +278,10 @@ export class AccountSession {
     return {
       selfJid,
       download: (message: WAMessage): Promise<Readable> =>
-        downloadMediaMessage(
-          message,
-          'stream',
-          dispatcher ? { options: { dispatcher } } : {},
-          { logger: this.log, reuploadRequest: sock.updateMediaMessage },
-        ),
+        downloadMediaMessage(message, 'stream', dispatcher ? { options: { dispatcher } } : {}, {
+          logger: this.log,
+          reuploadRequest: sock.updateMediaMessage,
+        }),
     };
   }
 

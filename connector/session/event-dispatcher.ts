@@ -45,7 +45,13 @@ export interface Dispatcher {
 export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Dispatcher {
   const inboundQueue = new SerialQueue();
   const after = targets.after;
-  if (after) void inboundQueue.run(() => after.then(() => undefined, () => undefined));
+  if (after)
+    void inboundQueue.run(() =>
+      after.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
   const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
     const ctx = targets.inboundContext();
     if (!ctx) {

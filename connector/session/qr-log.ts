@@ -26,7 +26,14 @@ async function logQr(logger: Logger, accountId: string, qr: string, printTermina
  * Makes the QR readable through `GET /accounts/:accountId/qr`, then logs it. A failed write
  * costs the HTTP route this QR only: the log still has it.
  */
-export async function publishQr(table: Table, logger: Logger, accountId: string, qr: string, first: boolean, printTerminal: (text: string) => void) {
+export async function publishQr(
+  table: Table,
+  logger: Logger,
+  accountId: string,
+  qr: string,
+  first: boolean,
+  printTerminal: (text: string) => void,
+) {
   await putQr(table, accountId, qr, first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS).catch((error: unknown) =>
     logger.error({ err: error }, 'storing the QR failed'),
   );

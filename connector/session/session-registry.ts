@@ -177,22 +177,25 @@ export class SessionRegistry {
     clearInterval(this.scanTimer);
     await Promise.all(
       this.accountIds().map((accountId) =>
-        this.perAccount.run(accountId, async () => {
-          await this.remove(accountId, {
-            close: 'stop',
-            finalStatus: (session) =>
-              session.status !== 'not_started' && session.status !== 'logged_out' ? 'reconnecting' : undefined,
-            release: true,
-          });
-        }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
+        this.perAccount
+          .run(accountId, async () => {
+            await this.remove(accountId, {
+              close: 'stop',
+              finalStatus: (session) => (session.status !== 'not_started' && session.status !== 'logged_out' ? 'reconnecting' : undefined),
+              release: true,
+            });
+          })
+          .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
       ),
     );
   }
 
   private async onSessionEnded(accountId: string, session: AccountSession, why: SessionEndReason) {
-    await this.perAccount.run(accountId, async () => {
-      await this.remove(accountId, { close: 'ended', release: why !== 'account_deleted', onlyIf: session });
-    }).catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
+    await this.perAccount
+      .run(accountId, async () => {
+        await this.remove(accountId, { close: 'ended', release: why !== 'account_deleted', onlyIf: session });
+      })
+      .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
 
   private async renewLeases(): Promise<void> {
@@ -224,9 +227,7 @@ export class SessionRegistry {
     if (this.closing) return;
     try {
       const accounts = await listAccounts(this.deps.table);
-      const candidates = accounts
-        .filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id))
-        .map((a) => a._id);
+      const candidates = accounts.filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id)).map((a) => a._id);
       const unowned = await this.deps.ownership.unowned(candidates);
       this.deps.logger.debug({ accounts: accounts.length, candidates, unowned }, 'ownership scan');
       for (const accountId of unowned) {

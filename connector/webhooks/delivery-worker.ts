@@ -164,10 +164,10 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       ),
     );
     const failures = [
-      ...outcomes.flatMap((o) =>
-        o.outcome.ok ? [] : [{ url: o.url, reason: o.outcome.reason, permanent: o.outcome.permanent === true }],
-      ),
-      ...pending.filter((p) => p.admission === 'park').map((p) => ({ url: p.url, reason: 'receiver failing (circuit open)', permanent: false })),
+      ...outcomes.flatMap((o) => (o.outcome.ok ? [] : [{ url: o.url, reason: o.outcome.reason, permanent: o.outcome.permanent === true }])),
+      ...pending
+        .filter((p) => p.admission === 'park')
+        .map((p) => ({ url: p.url, reason: 'receiver failing (circuit open)', permanent: false })),
     ];
     if (failures.length === 0) {
       await queues.ackWebhookEvent(received.receiptHandle);
@@ -175,7 +175,11 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       return;
     }
     // Remembered only when a retry will follow: then the URLs served now are skipped.
-    await recordDeliveredUrls(table, event.eventId, outcomes.filter((o) => o.outcome.ok).map((o) => o.url));
+    await recordDeliveredUrls(
+      table,
+      event.eventId,
+      outcomes.filter((o) => o.outcome.ok).map((o) => o.url),
+    );
     const summary = failures.map((f) => `${urlForLogs(f.url)}: ${f.reason}`).join('; ');
     // A target refused by the address policy stays refused: no point in waiting for retries.
     if (attempt >= maxAttempts || failures.every((f) => f.permanent)) {
@@ -249,7 +253,10 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
           visibilityTimeoutSeconds: visibilitySeconds,
         });
         if (stopping) {
-          await release(batch.map((r) => r.receiptHandle), 'received while stopping');
+          await release(
+            batch.map((r) => r.receiptHandle),
+            'received while stopping',
+          );
           break;
         }
         for (const received of batch) track(deliver(received), received);

@@ -100,8 +100,10 @@ function classifyIn(ip: string, family: 'ipv4' | 'ipv6'): Classified {
 export function ipv6Groups(ip: string): number[] | undefined {
   if (isIP(ip) !== 6) return undefined;
   const zoneless = ip.split('%')[0] ?? '';
-  const hexOnly = zoneless.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_all, a: string, b: string, c: string, d: string) =>
-    `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
+  const hexOnly = zoneless.replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_all, a: string, b: string, c: string, d: string) =>
+      `${((Number(a) << 8) | Number(b)).toString(16)}:${((Number(c) << 8) | Number(d)).toString(16)}`,
   );
   const [head = '', tail] = hexOnly.split('::');
   const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16)));

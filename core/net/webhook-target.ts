@@ -73,7 +73,11 @@ const REGISTRATION_LOOKUP_TIMEOUT_MS = 5_000;
  * reach nothing now, the receiver's DNS record may come later, and every delivery checks the
  * addresses it is about to connect to anyway.
  */
-export async function checkWebhookTarget(url: string, policy: TargetPolicy, lookupAll: LookupAll = lookupAllDefault): Promise<TargetVerdict> {
+export async function checkWebhookTarget(
+  url: string,
+  policy: TargetPolicy,
+  lookupAll: LookupAll = lookupAllDefault,
+): Promise<TargetVerdict> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -111,7 +115,11 @@ export function guardedLookup(policy: TargetPolicy, lookupAll: LookupAll = looku
   return (hostname, options, callback) => {
     lookupAll(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      const verdict = checkResolvedAddresses(hostname, addresses.map((a) => a.address), policy);
+      const verdict = checkResolvedAddresses(
+        hostname,
+        addresses.map((a) => a.address),
+        policy,
+      );
       if (!verdict.allowed) return callback(new ForbiddenTargetError(verdict.reason), []);
       const [first] = addresses;
       if (options.all) return callback(null, addresses);

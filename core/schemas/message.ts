@@ -1,17 +1,6 @@
 import { z } from 'zod';
 
-const messageTypeSchema = z.enum([
-  'text',
-  'image',
-  'video',
-  'audio',
-  'document',
-  'sticker',
-  'location',
-  'contact',
-  'reaction',
-  'unknown',
-]);
+const messageTypeSchema = z.enum(['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contact', 'reaction', 'unknown']);
 export type MessageType = z.infer<typeof messageTypeSchema>;
 
 const reactionSchema = z.object({ from: z.string(), emoji: z.string(), timestamp: z.number().int() });

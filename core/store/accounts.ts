@@ -73,9 +73,7 @@ export async function ensureCollectionClaims(table: Table): Promise<void> {
 }
 
 export async function findAccount(table: Table, accountId: string, consistent = false): Promise<Account | undefined> {
-  const result = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: accountKey(accountId), ConsistentRead: consistent }),
-  );
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: accountKey(accountId), ConsistentRead: consistent }));
   return result.Item ? parseAccount(result.Item) : undefined;
 }
 
@@ -96,12 +94,7 @@ export async function listAccounts(table: Table): Promise<Account[]> {
  * Records a status change (both `status` and `currentStatus`, plus `hasQR` when given). Never
  * recreates a deleted account: NotFoundError when it is gone.
  */
-export async function updateAccountStatus(
-  table: Table,
-  accountId: string,
-  change: AccountStatusChange,
-  now = new Date(),
-): Promise<void> {
+export async function updateAccountStatus(table: Table, accountId: string, change: AccountStatusChange, now = new Date()): Promise<void> {
   const hasQR = change.hasQR ?? false;
   try {
     await table.doc.send(

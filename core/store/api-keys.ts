@@ -80,17 +80,12 @@ export async function listApiKeys(table: Table, accountId: string): Promise<ApiK
 /** False when no such key exists. */
 export function revokeApiKey(table: Table, accountId: string, keyId: string): Promise<boolean> {
   return writeIfCondition(
-    table.doc.send(
-      new DeleteCommand({ TableName: table.name, Key: apiKeyKey(accountId, keyId), ConditionExpression: ITEM_EXISTS }),
-    ),
+    table.doc.send(new DeleteCommand({ TableName: table.name, Key: apiKeyKey(accountId, keyId), ConditionExpression: ITEM_EXISTS })),
   );
 }
 
 /** The stored key a presented account key proves, or undefined (unknown, revoked or wrong secret). */
-export async function verifyAccountKey(
-  table: Table,
-  presented: string,
-): Promise<(ApiKey & { accountId: string }) | undefined> {
+export async function verifyAccountKey(table: Table, presented: string): Promise<(ApiKey & { accountId: string }) | undefined> {
   const named = parseAccountKey(presented);
   if (!named) return undefined;
   const result = await table.doc.send(

@@ -25,25 +25,16 @@ function storedValue(item: Record<string, unknown> | undefined): string | undefi
 }
 
 export async function readCreds(table: Table, collectionName: string): Promise<string | undefined> {
-  const result = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: authCredsKey(collectionName), ConsistentRead: true }),
-  );
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: authCredsKey(collectionName), ConsistentRead: true }));
   return storedValue(result.Item);
 }
 
 export async function writeCreds(table: Table, collectionName: string, value: string): Promise<void> {
-  await table.doc.send(
-    new PutCommand({ TableName: table.name, Item: { ...authCredsKey(collectionName), value, updatedAt: Date.now() } }),
-  );
+  await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...authCredsKey(collectionName), value, updatedAt: Date.now() } }));
 }
 
 /** The stored keys of one type among `ids`, as id -> value; absent ids are missing from the result. */
-export async function readSignalKeys(
-  table: Table,
-  collectionName: string,
-  type: string,
-  ids: string[],
-): Promise<Record<string, string>> {
+export async function readSignalKeys(table: Table, collectionName: string, type: string, ids: string[]): Promise<Record<string, string>> {
   if (ids.length === 0) return {};
   const prefix = `KEY#${type}#`;
   const items = await batchGet(

@@ -27,9 +27,7 @@ export async function batchGet(table: Table, keys: Key[]): Promise<Record<string
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchGet left ${pending.length} keys unprocessed`);
       if (attempt > 0) await backoff(attempt);
-      const result = await table.doc.send(
-        new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending, ConsistentRead: true } } }),
-      );
+      const result = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending, ConsistentRead: true } } }));
       found.push(...(result.Responses?.[table.name] ?? []));
       pending = result.UnprocessedKeys?.[table.name]?.Keys ?? [];
     }
@@ -69,6 +67,9 @@ export async function partitionKeys(table: Table, pk: string): Promise<Key[]> {
 
 export async function deletePartition(table: Table, pk: string): Promise<number> {
   const keys = await partitionKeys(table, pk);
-  await batchWrite(table, keys.map((key) => ({ delete: key })));
+  await batchWrite(
+    table,
+    keys.map((key) => ({ delete: key })),
+  );
   return keys.length;
 }

@@ -76,30 +76,34 @@ export async function recordChatActivity(table: Table, accountId: string, activi
  * count ends right whatever lands first.
  */
 export async function retractUnread(table: Table, accountId: string, chatId: string): Promise<void> {
-  await table.doc.send(
-    new UpdateCommand({
-      TableName: table.name,
-      Key: chatKey(accountId, chatId),
-      UpdateExpression: 'ADD unreadCount :minusOne',
-      ConditionExpression: ITEM_EXISTS,
-      ExpressionAttributeValues: { ':minusOne': -1 },
-    }),
-  ).catch((error: unknown) => {
-    if (!isConditionalCheckFailed(error)) throw error;
-  });
+  await table.doc
+    .send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: chatKey(accountId, chatId),
+        UpdateExpression: 'ADD unreadCount :minusOne',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeValues: { ':minusOne': -1 },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    });
 }
 
 export async function renameChat(table: Table, accountId: string, chatId: string, name: string): Promise<void> {
-  await table.doc.send(
-    new UpdateCommand({
-      TableName: table.name,
-      Key: chatKey(accountId, chatId),
-      UpdateExpression: 'SET #name = :name',
-      ConditionExpression: ITEM_EXISTS,
-      ExpressionAttributeNames: { '#name': 'name' },
-      ExpressionAttributeValues: { ':name': name },
-    }),
-  ).catch((error: unknown) => {
-    if (!isConditionalCheckFailed(error)) throw error;
-  });
+  await table.doc
+    .send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: chatKey(accountId, chatId),
+        UpdateExpression: 'SET #name = :name',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeNames: { '#name': 'name' },
+        ExpressionAttributeValues: { ':name': name },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    });
 }

@@ -79,9 +79,7 @@ export async function backfillCollectionClaims(
   table: Table,
   listAccounts: () => Promise<ClaimableAccount[]>,
 ): Promise<{ claimed: number; contested: string[] }> {
-  const done = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: CLAIMS_BACKFILLED_KEY, ConsistentRead: true }),
-  );
+  const done = await table.doc.send(new GetCommand({ TableName: table.name, Key: CLAIMS_BACKFILLED_KEY, ConsistentRead: true }));
   if (done.Item) return { claimed: 0, contested: [] };
   const accounts = await listAccounts();
   const ownsDefault = (a: ClaimableAccount) => a.collectionName === defaultCollectionName(a._id);

@@ -31,9 +31,7 @@ export async function findIdempotencyRecord(
   key: string,
   now = Date.now(),
 ): Promise<IdempotencyRecord | undefined> {
-  const result = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: idempotencyKey(accountId, key), ConsistentRead: true }),
-  );
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: idempotencyKey(accountId, key), ConsistentRead: true }));
   if (!result.Item) return undefined;
   const record = idempotencyRecordSchema.parse(withoutKeys(result.Item));
   return record.expiresAt < Math.floor(now / 1000) ? undefined : record;

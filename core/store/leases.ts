@@ -43,13 +43,7 @@ function leaseItem(accountId: string, owner: string, ttlMs: number, now: number)
 }
 
 /** Takes the lease when it is absent, expired or already ours. False when another owner holds it. */
-export async function acquireLease(
-  table: Table,
-  accountId: string,
-  owner: string,
-  ttlMs: number,
-  now = Date.now(),
-): Promise<boolean> {
+export async function acquireLease(table: Table, accountId: string, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
   return writeIfCondition(
     table.doc.send(
       new PutCommand({
@@ -67,13 +61,7 @@ export async function acquireLease(
  * Extends a lease we hold. False when it is no longer ours (taken over after it expired, or
  * removed with the account): the caller must close the socket at once.
  */
-export async function renewLease(
-  table: Table,
-  accountId: string,
-  owner: string,
-  ttlMs: number,
-  now = Date.now(),
-): Promise<boolean> {
+export async function renewLease(table: Table, accountId: string, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
   const item = leaseItem(accountId, owner, ttlMs, now);
   return writeIfCondition(
     table.doc.send(
@@ -107,9 +95,7 @@ export async function releaseLease(table: Table, accountId: string, owner: strin
 }
 
 export async function findLease(table: Table, accountId: string): Promise<Lease | undefined> {
-  const result = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: leaseKey(accountId), ConsistentRead: true }),
-  );
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: leaseKey(accountId), ConsistentRead: true }));
   return result.Item ? leaseSchema.parse(withoutKeys(result.Item)) : undefined;
 }
 

@@ -38,18 +38,11 @@ export async function putPendingOutbound(
     deadline,
     expiresAt: Math.floor(now / 1000) + OUTBOUND_TTL_SECONDS,
   };
-  await table.doc.send(
-    new PutCommand({ TableName: table.name, Item: { ...outboundKey(accountId, ids.messageId), ...outbound } }),
-  );
+  await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...outboundKey(accountId, ids.messageId), ...outbound } }));
   return outbound;
 }
 
-export async function findOutbound(
-  table: Table,
-  accountId: string,
-  messageId: string,
-  consistent = true,
-): Promise<Outbound | undefined> {
+export async function findOutbound(table: Table, accountId: string, messageId: string, consistent = true): Promise<Outbound | undefined> {
   const result = await table.doc.send(
     new GetCommand({ TableName: table.name, Key: outboundKey(accountId, messageId), ConsistentRead: consistent }),
   );

@@ -31,17 +31,11 @@ export async function putPendingPairingCodeRequest(
     deadline,
     expiresAt: Math.floor(now / 1000) + PAIRING_CODE_REQUEST_TTL_SECONDS,
   };
-  await table.doc.send(
-    new PutCommand({ TableName: table.name, Item: { ...pairingCodeRequestKey(accountId, commandId), ...request } }),
-  );
+  await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...pairingCodeRequestKey(accountId, commandId), ...request } }));
   return request;
 }
 
-export async function findPairingCodeRequest(
-  table: Table,
-  accountId: string,
-  commandId: string,
-): Promise<PairingCodeRequest | undefined> {
+export async function findPairingCodeRequest(table: Table, accountId: string, commandId: string): Promise<PairingCodeRequest | undefined> {
   const result = await table.doc.send(
     new GetCommand({ TableName: table.name, Key: pairingCodeRequestKey(accountId, commandId), ConsistentRead: true }),
   );
@@ -89,13 +83,7 @@ export function failPendingPairingCodeRequest(table: Table, accountId: string, c
 }
 
 /** Connector, after its claim: the code WhatsApp gave, and until when it can be entered. */
-export function markPairingCodeIssued(
-  table: Table,
-  accountId: string,
-  commandId: string,
-  code: string,
-  codeExpiresAt: number,
-) {
+export function markPairingCodeIssued(table: Table, accountId: string, commandId: string, code: string, codeExpiresAt: number) {
   return update(table, accountId, commandId, '#status = :issued, code = :code, codeExpiresAt = :until', '#status = :requesting', {
     ':requesting': 'requesting',
     ':issued': 'issued',

@@ -17,9 +17,7 @@ const webhookDeliveryKey = (eventId: string): Key => ({ pk: `WHDELIVERY#${eventI
 const DELIVERY_STATE_TTL_SECONDS = 14 * 24 * 60 * 60;
 
 export async function findDeliveredUrls(table: Table, eventId: string): Promise<Set<string>> {
-  const result = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: webhookDeliveryKey(eventId), ConsistentRead: true }),
-  );
+  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: webhookDeliveryKey(eventId), ConsistentRead: true }));
   const urls: unknown = result.Item?.deliveredUrls;
   return urls instanceof Set ? new Set([...urls].filter((u): u is string => typeof u === 'string')) : new Set();
 }

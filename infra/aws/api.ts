@@ -78,9 +78,7 @@ export class GatewayApi extends Construct {
       this.url = httpApi.apiEndpoint;
       this.invokePolicy = new iam.ManagedPolicy(this, 'InvokePolicy', {
         description: 'Allows calling the WhatsApp gateway API',
-        statements: [
-          new iam.PolicyStatement({ actions: ['execute-api:Invoke'], resources: [httpApi.arnForExecuteApi()] }),
-        ],
+        statements: [new iam.PolicyStatement({ actions: ['execute-api:Invoke'], resources: [httpApi.arnForExecuteApi()] })],
       });
     } else {
       this.url = `http://${this.privateLoadBalancer(props).loadBalancerDnsName}`;
@@ -110,9 +108,7 @@ export class GatewayApi extends Construct {
       vpcSubnets: { subnetType: ec2.SubnetType.PUBLIC },
       dropInvalidHeaderFields: true,
     });
-    loadBalancer
-      .addListener('Http', { port: 80, open: false })
-      .addTargets('Function', { targets: [new LambdaTarget(this.function)] });
+    loadBalancer.addListener('Http', { port: 80, open: false }).addTargets('Function', { targets: [new LambdaTarget(this.function)] });
     return loadBalancer;
   }
 }

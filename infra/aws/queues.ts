@@ -1,7 +1,12 @@
 import { Arn, Duration, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { COMMAND_VISIBILITY_SECONDS, MAX_RECEIVE_COUNT, WEBHOOK_MAX_RECEIVE_COUNT, WEBHOOK_VISIBILITY_SECONDS } from '../../core/resources.js';
+import {
+  COMMAND_VISIBILITY_SECONDS,
+  MAX_RECEIVE_COUNT,
+  WEBHOOK_MAX_RECEIVE_COUNT,
+  WEBHOOK_VISIBILITY_SECONDS,
+} from '../../core/resources.js';
 
 /** Same as the local stack (core/resources.ts): queues behave alike everywhere. */
 const deadLetterRetention = Duration.days(14);

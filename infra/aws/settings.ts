@@ -12,11 +12,9 @@ const booleanFlag = (fallback: boolean) =>
     .default(fallback)
     .transform((v) => v === true || v === 'true');
 
-const sqsUrl = z
-  .string()
-  .regex(/^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?\/\d{12}\/[A-Za-z0-9_-]+(\.fifo)?$/, {
-    message: 'must be an SQS queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/name',
-  });
+const sqsUrl = z.string().regex(/^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?\/\d{12}\/[A-Za-z0-9_-]+(\.fifo)?$/, {
+  message: 'must be an SQS queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/name',
+});
 
 const gatewaySettingsSchema = z.object({
   /**
@@ -44,9 +42,13 @@ const gatewaySettingsSchema = z.object({
   /** CPU architecture of the connector task; the image is built for it (see the Dockerfile). */
   connectorArchitecture: z.enum(['arm64', 'x86_64']).default('arm64'),
   connectorDesiredCount: z.coerce.number().int().min(0).max(10).default(1),
-  connectorCpu: z.coerce.number().int().refine((v) => [256, 512, 1024, 2048, 4096].includes(v), {
-    message: 'must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096',
-  }).default(512),
+  connectorCpu: z.coerce
+    .number()
+    .int()
+    .refine((v) => [256, 512, 1024, 2048, 4096].includes(v), {
+      message: 'must be a Fargate CPU size: 256, 512, 1024, 2048 or 4096',
+    })
+    .default(512),
   connectorMemoryMiB: z.coerce.number().int().min(512).max(30720).default(1024),
 
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),

@@ -38,10 +38,7 @@ export interface LocalStackOptions {
   sandbox?: boolean;
 }
 
-export async function startLocalStack(
-  givenEnv: NodeJS.ProcessEnv = process.env,
-  options: LocalStackOptions = {},
-): Promise<LocalStack> {
+export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env, options: LocalStackOptions = {}): Promise<LocalStack> {
   const env = localDefaults(givenEnv);
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
   const stopAll = async () => {

@@ -40,9 +40,7 @@ export function summaryText(summary: StartupSummary): string {
     `  API       ${apiUrl}`,
     `  API docs  ${summary.docsUrl}`,
     `  data      ${summary.dataDir}`,
-    sandboxControlUrl
-      ? `  network   sandbox (offline WhatsApp), control API ${sandboxControlUrl}`
-      : '  network   WhatsApp',
+    sandboxControlUrl ? `  network   sandbox (offline WhatsApp), control API ${sandboxControlUrl}` : '  network   WhatsApp',
     `  auth      ${summary.auth === 'on' ? 'on (API_KEY)' : 'off: anyone who reaches the port can use it'}`,
     '',
     'Create an account:',

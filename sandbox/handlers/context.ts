@@ -35,11 +35,9 @@ export function iqError(iq: BinaryNode, code: number, text: string): BinaryNode 
   };
 }
 
-export const children = (node: BinaryNode | undefined): BinaryNode[] =>
-  node && Array.isArray(node.content) ? node.content : [];
+export const children = (node: BinaryNode | undefined): BinaryNode[] => (node && Array.isArray(node.content) ? node.content : []);
 
-export const child = (node: BinaryNode | undefined, tag: string): BinaryNode | undefined =>
-  children(node).find((c) => c.tag === tag);
+export const child = (node: BinaryNode | undefined, tag: string): BinaryNode | undefined => children(node).find((c) => c.tag === tag);
 
 export const bytes = (node: BinaryNode | undefined): Buffer | undefined =>
   node?.content instanceof Uint8Array ? Buffer.from(node.content) : undefined;

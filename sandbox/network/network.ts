@@ -141,7 +141,10 @@ export class Network {
   private keepWithinLimit(account: Account, companion: CompanionDevice): void {
     const dropped = enforceKeptLimit(companion);
     if (dropped) {
-      this.logger.warn({ phone: account.phone, device: companion.device, dropped }, 'too many stanzas kept for a device (queued or unreceipted): dropped the oldest');
+      this.logger.warn(
+        { phone: account.phone, device: companion.device, dropped },
+        'too many stanzas kept for a device (queued or unreceipted): dropped the oldest',
+      );
     }
   }
 

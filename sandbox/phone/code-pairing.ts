@@ -67,9 +67,7 @@ export function openKeyBundle(params: {
   const { bundle, phoneEphemeral, companionEphemeral, primaryIdentity, companionIdentity } = params;
   if (bundle.length < 32 + 12 + 16) return undefined;
   const ephemeralShared = Curve.sharedKey(phoneEphemeral.private, companionEphemeral);
-  const key = Buffer.from(
-    hkdf(ephemeralShared, 32, { salt: bundle.subarray(0, 32), info: 'link_code_pairing_key_bundle_encryption_key' }),
-  );
+  const key = Buffer.from(hkdf(ephemeralShared, 32, { salt: bundle.subarray(0, 32), info: 'link_code_pairing_key_bundle_encryption_key' }));
   let plain: Buffer;
   try {
     plain = aesDecryptGCM(bundle.subarray(44), key, bundle.subarray(32, 44), Buffer.alloc(0));
@@ -81,8 +79,6 @@ export function openKeyBundle(params: {
     return undefined;
   }
   const identityShared = Curve.sharedKey(primaryIdentity.private, companionIdentity);
-  const advSecret = Buffer.from(
-    hkdf(Buffer.concat([ephemeralShared, identityShared, plain.subarray(64, 96)]), 32, { info: 'adv_secret' }),
-  );
+  const advSecret = Buffer.from(hkdf(Buffer.concat([ephemeralShared, identityShared, plain.subarray(64, 96)]), 32, { info: 'adv_secret' }));
   return { companionIdentity, advSecret };
 }

@@ -1,11 +1,5 @@
 import { createHmac, randomInt } from 'node:crypto';
-import {
-  Curve,
-  proto,
-  WA_ADV_ACCOUNT_SIG_PREFIX,
-  WA_ADV_DEVICE_SIG_PREFIX,
-  type BinaryNode,
-} from '@whiskeysockets/baileys';
+import { Curve, proto, WA_ADV_ACCOUNT_SIG_PREFIX, WA_ADV_DEVICE_SIG_PREFIX, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Account } from '../network/model.js';
 
 export interface ParsedQr {

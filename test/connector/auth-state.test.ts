@@ -79,7 +79,9 @@ describe('Baileys auth state in DynamoDB', () => {
   });
 
   it('key writes of many accounts at once are each stored when their set resolves, the last value of a key kept', async () => {
-    const accounts = await Promise.all(Array.from({ length: 30 }, (_, n) => loadDynamoAuthState(table, `auth_together_${n}`, silentLogger)));
+    const accounts = await Promise.all(
+      Array.from({ length: 30 }, (_, n) => loadDynamoAuthState(table, `auth_together_${n}`, silentLogger)),
+    );
     await Promise.all(
       accounts.map(async (auth, n) => {
         await auth.state.keys.set({ session: { 'carol.0': new Uint8Array([n, 1]) } });

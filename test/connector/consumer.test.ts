@@ -223,9 +223,14 @@ describe('command consumer', { timeout: 120_000 }, () => {
         'the command to finish',
         async () => {
           const left = await stack.clients.sqs.send(
-            new GetQueueAttributesCommand({ QueueUrl: await queues.commandQueueUrl(), AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'] }),
+            new GetQueueAttributesCommand({
+              QueueUrl: await queues.commandQueueUrl(),
+              AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
+            }),
           );
-          return Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0;
+          return (
+            Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0
+          );
         },
         { timeoutMs: 60_000, intervalMs: 500 },
       );

@@ -34,9 +34,9 @@ describe('connector sessions driven by commands', { timeout: 180_000 }, () => {
     expect((await findLease(gw.table, alice.id))?.owner).toBe(gw.connector.ownerId);
   });
 
-  it('history sync: the bootstrap\'s LID mappings reach the auth state; Baileys does not warn', async () => {
+  it("history sync: the bootstrap's LID mappings reach the auth state; Baileys does not warn", async () => {
     // Bob's phone knows Alice's LID and shares it in the bootstrap it pushes to Bob's new device.
-    const aliceLid = await waitFor('Alice\'s LID mapping in Bob\'s auth state', async () => {
+    const aliceLid = await waitFor("Alice's LID mapping in Bob's auth state", async () => {
       const stored = await readSignalKeys(gw.table, `auth_${bob.id}`, 'lid-mapping', [alice.phone]);
       return stored[alice.phone];
     });

@@ -14,8 +14,17 @@ describe('batcher', () => {
       },
     });
     const outcomes = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
-    expect(requests).toEqual([[1, 2, 3], [4, 5]]);
-    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([10, 20, 30, 'four refused', 50]);
+    expect(requests).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([
+      10,
+      20,
+      30,
+      'four refused',
+      50,
+    ]);
   });
 
   it('a failed request rejects every item in it; later items still go', async () => {

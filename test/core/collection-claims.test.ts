@@ -52,12 +52,10 @@ describe('collection claims', () => {
     await putLegacyAccount(table, { id: loner, collectionName: `custom_${loner}`, createdAt: '2020-01-03T00:00:00.000Z' });
     await writeCreds(table, shared, '{"me":"fz"}');
 
-    await expect(createAccount(table, { id: uniqueId('x'), collectionName: shared, status: 'connecting' })).rejects.toThrow(
-      ConflictError,
+    await expect(createAccount(table, { id: uniqueId('x'), collectionName: shared, status: 'connecting' })).rejects.toThrow(ConflictError);
+    await expect(createAccount(table, { id: uniqueId('y'), collectionName: `custom_${loner}`, status: 'connecting' })).rejects.toThrow(
+      'collectionName already in use',
     );
-    await expect(
-      createAccount(table, { id: uniqueId('y'), collectionName: `custom_${loner}`, status: 'connecting' }),
-    ).rejects.toThrow('collectionName already in use');
     expect(await collectionHolder(table, shared)).toBe(fz);
     expect(await holdsItsCollection(table, { _id: fz, collectionName: shared })).toBe(true);
     expect(await holdsItsCollection(table, { _id: evil, collectionName: shared })).toBe(false);

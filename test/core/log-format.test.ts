@@ -25,7 +25,9 @@ describe('console format', () => {
       msg: 'reconnect scheduled',
     });
     expect(prettyLogLine(line)).toBe('03:04:05.678 WARN  reconnect scheduled accountId=alice reason="two words" attempt=2\n');
-    const failed = prettyLogLine(JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { message: 'boom', stack: 'Error: boom\n    at here' } }));
+    const failed = prettyLogLine(
+      JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { message: 'boom', stack: 'Error: boom\n    at here' } }),
+    );
     expect(failed).toBe('00:00:00.000 ERROR failed\n    Error: boom\n        at here\n');
     expect(prettyLogLine('not json')).toBe('not json\n');
   });
@@ -50,7 +52,13 @@ describe('console format', () => {
   it('keeps JSON lines when stdout is not a terminal (containers, CI, pipes)', async () => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', `const { logger } = await import('./core/logger.ts'); logger.info({ accountId: 'a1' }, 'one'); logger.warn('two');`],
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `const { logger } = await import('./core/logger.ts'); logger.info({ accountId: 'a1' }, 'one'); logger.warn('two');`,
+      ],
       { cwd: root, env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info' } },
     );
     const lines = stdout.split('\n').filter(Boolean);

@@ -23,7 +23,13 @@ describe('root logger', () => {
     `);
     expect(lines).toHaveLength(2);
     const [withKey, failed] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(withKey).toMatchObject({ level: 30, service: 'wa-gateway', accountId: 'a1', keyPair: { private: '[32 bytes]' }, msg: 'with a key' });
+    expect(withKey).toMatchObject({
+      level: 30,
+      service: 'wa-gateway',
+      accountId: 'a1',
+      keyPair: { private: '[32 bytes]' },
+      msg: 'with a key',
+    });
     expect(lines[0]).not.toContain('abab');
     expect(failed).toMatchObject({ level: 50, err: { type: 'Error', message: 'boom' }, msg: 'failed' });
   });

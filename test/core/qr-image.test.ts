@@ -41,7 +41,11 @@ describe('QR images', () => {
   it('finder patterns sit in three corners', () => {
     const matrix = qrMatrix(QR_TEXT);
     const n = matrix.length;
-    for (const [row, col] of [[0, 0], [0, n - 7], [n - 7, 0]] as const) {
+    for (const [row, col] of [
+      [0, 0],
+      [0, n - 7],
+      [n - 7, 0],
+    ] as const) {
       expect(matrix[row]![col]).toBe(true);
       expect(matrix[row + 1]![col + 1]).toBe(false);
       expect(matrix[row + 3]![col + 3]).toBe(true);

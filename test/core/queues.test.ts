@@ -69,7 +69,12 @@ describe('command queue', () => {
       await stack.clients.sqs.send(
         new SendMessageCommand({
           QueueUrl: await queues.commandQueueUrl(),
-          MessageBody: JSON.stringify({ type: 'send_text', accountId: 'q4', commandId: newCommandId(), payload: { messageId: 'm1', to, text: 'hi' } }),
+          MessageBody: JSON.stringify({
+            type: 'send_text',
+            accountId: 'q4',
+            commandId: newCommandId(),
+            payload: { messageId: 'm1', to, text: 'hi' },
+          }),
           MessageGroupId: 'q4',
           MessageDeduplicationId: newCommandId(),
         }),

@@ -39,7 +39,7 @@ describe('redactBinary', () => {
   });
 });
 
-describe('redactFields (the logger\'s fields)', () => {
+describe("redactFields (the logger's fields)", () => {
   it('redacts buffers in fields and returns the same object when there are none', () => {
     expect(redactFields({ accountId: 'a', creds: { noiseKey: { private: Buffer.alloc(32) } } })).toEqual({
       accountId: 'a',

@@ -17,7 +17,8 @@ describe('ensureResources', () => {
   it('brings a webhook queue created with an older redrive limit up to date instead of failing', async () => {
     const config = loadConfig({ ...stack.env, WEBHOOK_QUEUE_NAME: 'older-webhooks', WEBHOOK_DLQ_NAME: 'older-webhooks-dlq' });
     const dlq = await stack.clients.sqs.send(new CreateQueueCommand({ QueueName: 'older-webhooks-dlq' }));
-    const dlqArn = (await stack.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+    const dlqArn = (await stack.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] })))
+      .Attributes?.QueueArn;
     const older = await stack.clients.sqs.send(
       new CreateQueueCommand({
         QueueName: 'older-webhooks',
@@ -27,7 +28,12 @@ describe('ensureResources', () => {
 
     await ensureResources(config, stack.clients, silentLogger);
 
-    const attributes = await stack.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: older.QueueUrl, AttributeNames: ['RedrivePolicy'] }));
-    expect(JSON.parse(attributes.Attributes?.RedrivePolicy ?? '{}')).toMatchObject({ deadLetterTargetArn: dlqArn, maxReceiveCount: WEBHOOK_MAX_RECEIVE_COUNT });
+    const attributes = await stack.clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: older.QueueUrl, AttributeNames: ['RedrivePolicy'] }),
+    );
+    expect(JSON.parse(attributes.Attributes?.RedrivePolicy ?? '{}')).toMatchObject({
+      deadLetterTargetArn: dlqArn,
+      maxReceiveCount: WEBHOOK_MAX_RECEIVE_COUNT,
+    });
   });
 });

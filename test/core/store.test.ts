@@ -5,13 +5,7 @@ import { accountKey } from '../../core/keys.js';
 import { getBuffer, listKeys, mediaStoreOf, putStream, type MediaStore } from '../../core/media-store.js';
 import { createAccount, getAccount, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
 import { deleteAccountData } from '../../core/store/account-deletion.js';
-import {
-  clearAuthState,
-  readCreds,
-  readSignalKeys,
-  writeCreds,
-  writeSignalKeys,
-} from '../../core/store/auth-state.js';
+import { clearAuthState, readCreds, readSignalKeys, writeCreds, writeSignalKeys } from '../../core/store/auth-state.js';
 import { findChat, listChats, recordChatActivity, retractUnread } from '../../core/store/chats.js';
 import { findMedia, putMedia } from '../../core/store/media.js';
 import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
@@ -63,9 +57,7 @@ describe('accounts', () => {
     const created = await createAccount(table, { id, collectionName: `auth_${id}`, status: 'connecting' });
     expect(created).toMatchObject({ _id: id, status: 'connecting', currentStatus: 'connecting', hasQR: false });
     expect(await getAccount(table, id)).toEqual(created);
-    await expect(createAccount(table, { id, collectionName: 'x', status: 'connecting' })).rejects.toThrow(
-      AlreadyExistsError,
-    );
+    await expect(createAccount(table, { id, collectionName: 'x', status: 'connecting' })).rejects.toThrow(AlreadyExistsError);
   });
 
   it('lists accounts oldest first and reports an unknown one as not found', async () => {
@@ -235,7 +227,11 @@ describe('auth state', () => {
     expect(await readCreds(table, collection)).toBe('{"me":1}');
 
     const ids = Array.from({ length: 130 }, (_, i) => String(i));
-    await writeSignalKeys(table, collection, ids.map((id) => ({ type: 'pre-key', id, value: `v${id}` })));
+    await writeSignalKeys(
+      table,
+      collection,
+      ids.map((id) => ({ type: 'pre-key', id, value: `v${id}` })),
+    );
     await writeSignalKeys(table, collection, [{ type: 'session', id: '1.0', value: 's' }]);
     const read = await readSignalKeys(table, collection, 'pre-key', [...ids, 'missing']);
     expect(Object.keys(read)).toHaveLength(130);

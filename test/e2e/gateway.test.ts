@@ -95,7 +95,14 @@ describe('story: two accounts from QR link to deletion, step by step', { timeout
 
     const single = await api.call('GET', `/accounts/${bob.id}/messages/${toBob}`);
     expect(single.status).toBe(200);
-    expect(single.body.message).toMatchObject({ messageId: toBob, chatId: alice.jid, from: alice.jid, text: 'Hello Bob 👋\nsecond line', fromMe: false, type: 'text' });
+    expect(single.body.message).toMatchObject({
+      messageId: toBob,
+      chatId: alice.jid,
+      from: alice.jid,
+      text: 'Hello Bob 👋\nsecond line',
+      fromMe: false,
+      type: 'text',
+    });
   });
 
   it('reply (chatId detected), reaction and delete for everyone reach the other side', async () => {
@@ -114,7 +121,7 @@ describe('story: two accounts from QR link to deletion, step by step', { timeout
 
     const react = await api.call('POST', `/accounts/${alice.id}/message/react`, { to: bob.jid, messageId: original, emoji: '👍' });
     expect(react.body).toMatchObject({ ok: true });
-    await waitFor('the reaction on bob\'s stored message', async () => {
+    await waitFor("the reaction on bob's stored message", async () => {
       const stored = await findMessage(gw.table, bob.id, original);
       return stored?.reactions?.some((r) => r.emoji === '👍' && r.from === alice.jid);
     });
@@ -139,7 +146,7 @@ describe('story: two accounts from QR link to deletion, step by step', { timeout
 
   it('messages sent by the account reach the phone (device 0) too', async () => {
     const id = await sendText(alice, bob.jid, 'for the phone');
-    await waitFor('bob\'s phone inbox to have it', async () => (await gw.control.inbox(bob.phone)).some((m) => m.id === id));
+    await waitFor("bob's phone inbox to have it", async () => (await gw.control.inbox(bob.phone)).some((m) => m.id === id));
   });
 
   it('disconnect: not_started, sends fail with 500 internal_error; connect resumes without a QR', async () => {
@@ -194,7 +201,7 @@ describe('story: two accounts from QR link to deletion, step by step', { timeout
     const deleted = await api.call('DELETE', `/accounts/${bob.id}`);
     expect(deleted.body).toMatchObject({ ok: true });
     expect((await api.call('GET', `/accounts/${bob.id}`)).status).toBe(404);
-    await waitFor('bob\'s data to be gone', async () => {
+    await waitFor("bob's data to be gone", async () => {
       const [items, creds, lease] = await Promise.all([
         partitionKeys(gw.table, accountPartition(bob.id)),
         readCreds(gw.table, `auth_${bob.id}`),

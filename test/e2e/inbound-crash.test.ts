@@ -31,8 +31,7 @@ describe('inbound messages across a connector crash', { timeout: 240_000 }, () =
   /** The kill comes once this many messages are stored: the burst is still arriving then. */
   const KILL_AT_STORED = 10;
 
-  const storedCount = async () =>
-    (await queryPartitionPrefix(gw.table, accountPartition(alice.id), MESSAGE_SK_PREFIX)).length;
+  const storedCount = async () => (await queryPartitionPrefix(gw.table, accountPartition(alice.id), MESSAGE_SK_PREFIX)).length;
   /** The sandbox's own record: the gateway's device sent the delivery receipt for this message. */
   const receipted = (id: string) => ((gw.sandbox.core.network.originOf(id)?.forwarded ?? 0) & 1) === 1;
   const posted = () => new Set(gw.webhooks.received.map((w) => String(w.headers['x-webhook-id'])));
@@ -81,9 +80,7 @@ describe('inbound messages across a connector crash', { timeout: 240_000 }, () =
     }
     expect(unsafe).toEqual([]);
     expect(receiptedAtCrash.length).toBeGreaterThanOrEqual(KILL_AT_STORED);
-    console.info(
-      `at the kill: ${receiptedAtCrash.length}/${BURST} receipted, ${storedAtCrash} stored, ${writtenAhead.size} written ahead`,
-    );
+    console.info(`at the kill: ${receiptedAtCrash.length}/${BURST} receipted, ${storedAtCrash} stored, ${writtenAhead.size} written ahead`);
 
     // A record left behind as by a process killed between the receipt and the store.
     const plantedId = `3EB0PLANTED${Date.now()}`;

@@ -76,10 +76,18 @@ describe('media through the API', () => {
   });
 
   it('image: arrives with caption and the media endpoint returns the original bytes', async () => {
-    const png = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#22aa66' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 200, height: 120, channels: 3, background: '#22aa66' } })
+      .png()
+      .toBuffer();
     const messageId = await sendMedia('image', png, 'green.png', 'image/png', 'a green picture');
     const { message, bytes, headers } = await receivedOnBob(messageId);
-    expect(message).toMatchObject({ type: 'image', hasMedia: true, caption: 'a green picture', fromMe: false, chatId: `${alice.phone}@s.whatsapp.net` });
+    expect(message).toMatchObject({
+      type: 'image',
+      hasMedia: true,
+      caption: 'a green picture',
+      fromMe: false,
+      chatId: `${alice.phone}@s.whatsapp.net`,
+    });
     expect(bytes.equals(png)).toBe(true);
     expect(headers.get('content-type')).toBe('image/png');
     expect(headers.get('content-length')).toBe(String(png.length));
@@ -128,7 +136,9 @@ describe('media through the API', () => {
   });
 
   it("the sender's own copy is stored as fromMe with its media", async () => {
-    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#aa2266' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#aa2266' } })
+      .png()
+      .toBuffer();
     const messageId = await sendMedia('image', png, 'red.png', 'image/png');
     const own = await waitFor('alice to store her sent message', async () => {
       const found = await findMessage(gw.table, alice.id, messageId);

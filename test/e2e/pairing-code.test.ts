@@ -117,7 +117,13 @@ describe('pairing code end to end', { timeout: 180_000 }, () => {
     const frank = { id: 'frank', phone: '15550410003' };
     await createAccount(frank.id, frank.phone);
     const error = { ok: false, error: 'phoneNumber must be digits with country code' };
-    for (const body of [{}, { phoneNumber: '' }, { phoneNumber: '+1 (555) 041-0003' }, { phoneNumber: 'call me' }, { phoneNumber: 15550410003 }]) {
+    for (const body of [
+      {},
+      { phoneNumber: '' },
+      { phoneNumber: '+1 (555) 041-0003' },
+      { phoneNumber: 'call me' },
+      { phoneNumber: 15550410003 },
+    ]) {
       const response = await api.call('POST', `/accounts/${frank.id}/pairing-code`, body);
       expect({ status: response.status, body: response.body }, JSON.stringify(body)).toEqual({ status: 400, body: error });
     }

@@ -38,9 +38,14 @@ describe('webhooks', () => {
   async function webhookQueueDepth(): Promise<number> {
     const url = await gw.queues.webhookQueueUrl();
     const result = await gw.stack.clients.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
     );
-    return Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    return (
+      Number(result.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
   }
 
   beforeAll(async () => {
@@ -87,7 +92,9 @@ describe('webhooks', () => {
   });
 
   it('a received image is POSTed with type image and its caption as message', async () => {
-    const png = await sharp({ create: { width: 48, height: 48, channels: 3, background: '#3355ff' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 48, height: 48, channels: 3, background: '#3355ff' } })
+      .png()
+      .toBuffer();
     const form = new FormData();
     form.set('to', jid(bob.phone));
     form.set('caption', 'blue square');
@@ -133,8 +140,11 @@ describe('webhooks', () => {
     await receiver.waitFor(() => eventIds.every((id) => receiver.countFor(id) >= 1), 60_000);
     await waitFor('the webhook queue to drain', async () => (await webhookQueueDepth()) === 0);
     for (const id of eventIds) expect(receiver.countFor(id)).toBe(1);
-    expect(receiver.posts.filter((p) => eventIds.includes(String(p.headers['x-webhook-id']))).map((p) => (p.body as { message: string }).message).sort()).toEqual(
-      [...texts].sort(),
-    );
+    expect(
+      receiver.posts
+        .filter((p) => eventIds.includes(String(p.headers['x-webhook-id'])))
+        .map((p) => (p.body as { message: string }).message)
+        .sort(),
+    ).toEqual([...texts].sort());
   });
 });

@@ -113,7 +113,10 @@ describe('account keys', () => {
 
   it("reaches its own account's routes, by Bearer or X-Api-Key", async () => {
     const { id, secret } = await accountWithKey();
-    expect(await api.call('GET', `/accounts/${id}`, undefined, bearer(secret))).toMatchObject({ status: 200, body: { account: { _id: id } } });
+    expect(await api.call('GET', `/accounts/${id}`, undefined, bearer(secret))).toMatchObject({
+      status: 200,
+      body: { account: { _id: id } },
+    });
     expect((await api.call('GET', `/accounts/${id}/status`, undefined, { 'x-api-key': secret })).status).toBe(200);
     expect((await api.call('GET', `/accounts/${id}/chats`, undefined, bearer(secret))).status).toBe(200);
     expect(await api.call('GET', `/accounts/${id}/qr`, undefined, bearer(secret))).toMatchObject({
@@ -235,7 +238,13 @@ describe('without API_KEY', () => {
 
   it('the server itself runs the check: on loopback it logs no warning', async () => {
     const { lines, logger } = capture();
-    const server = await startApiServer({ config: { ...stack.config, API_KEY: undefined }, clients: stack.clients, logger, port: 0, host: '127.0.0.1' });
+    const server = await startApiServer({
+      config: { ...stack.config, API_KEY: undefined },
+      clients: stack.clients,
+      logger,
+      port: 0,
+      host: '127.0.0.1',
+    });
     await server.close();
     expect(lines.filter((l) => l.msg.includes('API_KEY'))).toEqual([]);
   });

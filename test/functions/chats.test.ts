@@ -105,10 +105,7 @@ describe('GET /accounts/:id/chats/:chatId/messages', () => {
     expect((await api.call('GET', `${base}?limit=100`)).body.messages).toHaveLength(100);
     expect((await api.call('GET', `${base}?limit=101`)).status).toBe(400);
     const skipped = await api.call('GET', `${base}?limit=3&skip=128`);
-    expect((skipped.body.messages as Array<{ messageId: string }>).map((m) => m.messageId)).toEqual([
-      'ALICE0001',
-      'ALICE0000',
-    ]);
+    expect((skipped.body.messages as Array<{ messageId: string }>).map((m) => m.messageId)).toEqual(['ALICE0001', 'ALICE0000']);
   });
 
   it('a URL-encoded JID works the same; a malformed chatId: 400', async () => {

@@ -42,7 +42,9 @@ describe('GET /docs', () => {
         const urls = loadedUrls(html, `${base}${pagePath}`);
         expect(urls.spec?.href).toBe(`${base}/openapi.json`);
         expect(urls.stylesheet?.pathname).toBe(`${new URL(base).pathname.replace(/\/$/, '')}/docs/swagger-ui.css`);
-        expect(urls.scripts.map((url) => url?.pathname)).toEqual([`${new URL(base).pathname.replace(/\/$/, '')}/docs/swagger-ui-bundle.js`]);
+        expect(urls.scripts.map((url) => url?.pathname)).toEqual([
+          `${new URL(base).pathname.replace(/\/$/, '')}/docs/swagger-ui-bundle.js`,
+        ]);
       }
     });
   }

@@ -29,7 +29,11 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-function event(method: string, rawPath: string, options: { body?: Buffer | string; headers?: Record<string, string>; query?: string } = {}): APIGatewayProxyEventV2 {
+function event(
+  method: string,
+  rawPath: string,
+  options: { body?: Buffer | string; headers?: Record<string, string>; query?: string } = {},
+): APIGatewayProxyEventV2 {
   const binary = Buffer.isBuffer(options.body);
   return {
     version: '2.0',
@@ -50,9 +54,7 @@ function event(method: string, rawPath: string, options: { body?: Buffer | strin
       timeEpoch: 0,
     },
     isBase64Encoded: binary,
-    ...(options.body !== undefined
-      ? { body: binary ? (options.body as Buffer).toString('base64') : (options.body as string) }
-      : {}),
+    ...(options.body !== undefined ? { body: binary ? (options.body as Buffer).toString('base64') : (options.body as string) } : {}),
   };
 }
 

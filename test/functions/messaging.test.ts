@@ -296,7 +296,10 @@ describe('a send happens within its API call or never', () => {
     abort.abort();
     await expect(request).rejects.toThrow();
     await vi.waitFor(() => expect(connector.refused).toContainEqual({ accountId: id, messageId }), { timeout: 20_000 });
-    expect(await findOutbound(table, id, messageId)).toMatchObject({ status: 'failed', reason: expect.stringMatching(/client disconnected/) });
+    expect(await findOutbound(table, id, messageId)).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/client disconnected/),
+    });
     expect(sendsOf(id)).toEqual([]);
   });
 });

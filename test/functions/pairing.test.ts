@@ -109,7 +109,16 @@ describe('POST /accounts/:accountId/pairing-code', () => {
 
   it('phoneNumber missing, not a string, or not digits after +, spaces and dashes: 400', async () => {
     const id = await account();
-    for (const body of [{}, { phoneNumber: null }, { phoneNumber: 15551234567 }, { phoneNumber: '' }, { phoneNumber: '+' }, { phoneNumber: '1555abc' }, { phoneNumber: '1 (555) 123' }, { phoneNumber: '1555+123' }]) {
+    for (const body of [
+      {},
+      { phoneNumber: null },
+      { phoneNumber: 15551234567 },
+      { phoneNumber: '' },
+      { phoneNumber: '+' },
+      { phoneNumber: '1555abc' },
+      { phoneNumber: '1 (555) 123' },
+      { phoneNumber: '1555+123' },
+    ]) {
       const response = await api.call('POST', `/accounts/${id}/pairing-code`, body);
       expect({ status: response.status, body: response.body }, JSON.stringify(body)).toEqual({ status: 400, body: PHONE_NUMBER_ERROR });
     }

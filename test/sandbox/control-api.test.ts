@@ -46,9 +46,22 @@ describe('sandbox: control API input and hostile frames', () => {
 
   it.each([
     ['unknown phone scanning', 'POST', '/scan', JSON.stringify({ phone: '19999999999', qr: 'x' })],
-    ['QR nobody shows', 'POST', '/scan', JSON.stringify({ phone: '15550007001', qr: `https://wa.me/settings/linked_devices#ref,${'A'.repeat(43)}=,${'A'.repeat(43)}=,${'A'.repeat(43)}=,1` })],
+    [
+      'QR nobody shows',
+      'POST',
+      '/scan',
+      JSON.stringify({
+        phone: '15550007001',
+        qr: `https://wa.me/settings/linked_devices#ref,${'A'.repeat(43)}=,${'A'.repeat(43)}=,${'A'.repeat(43)}=,1`,
+      }),
+    ],
     ['messages of an unknown phone', 'GET', '/phones/19999999999/messages', undefined],
-    ['send to an unknown recipient', 'POST', '/phones/15550007001/messages', JSON.stringify({ to: '19999999999@s.whatsapp.net', text: 'hi' })],
+    [
+      'send to an unknown recipient',
+      'POST',
+      '/phones/15550007001/messages',
+      JSON.stringify({ to: '19999999999@s.whatsapp.net', text: 'hi' }),
+    ],
     ['kick of an unknown device', 'POST', '/kick', JSON.stringify({ phone: '15550007001', device: 7, kind: 'end' })],
   ])('%s: 404 with a JSON error', async (_name, method, path, body) => {
     const res = await call(method, path, body);

@@ -140,7 +140,9 @@ describe('sandbox: unreceipted messages survive a sandbox restart', () => {
     await waitFor(
       'a snapshot holding the unreceipted message',
       () => {
-        const bobDevice = Persistence.load(dataDir)?.accounts.find((a) => a.phone === '15550011102')?.devices.get(1);
+        const bobDevice = Persistence.load(dataDir)
+          ?.accounts.find((a) => a.phone === '15550011102')
+          ?.devices.get(1);
         return bobDevice?.queue.some((node) => node.attrs.id === id);
       },
       { timeoutMs: 30_000 },

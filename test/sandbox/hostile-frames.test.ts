@@ -51,7 +51,9 @@ async function handshakenSocket(sandbox: RunningSandbox) {
   ws.send(noise.encodeFrame(proto.HandshakeMessage.encode({ clientHello: { ephemeral: ephemeral.public } }).finish()));
   const hello = proto.HandshakeMessage.decode((await nextFrame()) as Uint8Array);
   const keyEnc = noise.processHandshake(hello, creds.noiseKey);
-  const payload = generateRegistrationNode(creds, { ...DEFAULT_CONNECTION_CONFIG, version: [2, 3000, 0] } as Parameters<typeof generateRegistrationNode>[1]);
+  const payload = generateRegistrationNode(creds, { ...DEFAULT_CONNECTION_CONFIG, version: [2, 3000, 0] } as Parameters<
+    typeof generateRegistrationNode
+  >[1]);
   const payloadEnc = noise.encrypt(proto.ClientPayload.encode(payload).finish());
   ws.send(noise.encodeFrame(proto.HandshakeMessage.encode({ clientFinish: { static: keyEnc, payload: payloadEnc } }).finish()));
   await noise.finishInit();

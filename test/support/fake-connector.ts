@@ -39,10 +39,7 @@ const SEND_TYPES = new Set(['send_text', 'send_reply', 'send_media', 'send_react
  * Plays the connector's part in API tests: consumes the command queue and settles each send's
  * outbound record as `decide` says (default: sent). Non-send commands are only recorded.
  */
-export function startFakeConnector(
-  stack: TestStack,
-  decide: (command: Command) => Outcome = () => ({ outcome: 'sent' }),
-): FakeConnector {
+export function startFakeConnector(stack: TestStack, decide: (command: Command) => Outcome = () => ({ outcome: 'sent' })): FakeConnector {
   const queues = createQueues(stack.config, stack.clients, silentLogger);
   const table = tableOf(stack.config, stack.clients);
   const commands: Command[] = [];
@@ -52,12 +49,10 @@ export function startFakeConnector(
 
   const loop = (async () => {
     while (!abort.signal.aborted) {
-      const received = await queues
-        .receiveCommands({ waitSeconds: 1, abortSignal: abort.signal })
-        .catch((error: unknown) => {
-          if (abort.signal.aborted) return [];
-          throw error;
-        });
+      const received = await queues.receiveCommands({ waitSeconds: 1, abortSignal: abort.signal }).catch((error: unknown) => {
+        if (abort.signal.aborted) return [];
+        throw error;
+      });
       for (const message of received) {
         const command = message.body;
         commands.push(command);

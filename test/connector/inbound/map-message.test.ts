@@ -82,7 +82,9 @@ describe('mapInboundMessage: media', () => {
     expect(action.media).toMatchObject({ fileName: 'a.pdf', mimetype: 'application/pdf' });
 
     const wrapped = waMessage({
-      documentWithCaptionMessage: { message: { documentMessage: { ...mediaCommon, mimetype: 'text/plain', fileName: 'n.txt', caption: 'notes' } } },
+      documentWithCaptionMessage: {
+        message: { documentMessage: { ...mediaCommon, mimetype: 'text/plain', fileName: 'n.txt', caption: 'notes' } },
+      },
     });
     expect(expectMessage(map(wrapped)).message).toMatchObject({ type: 'document', fileName: 'n.txt', caption: 'notes' });
   });
@@ -110,7 +112,9 @@ describe('mapInboundMessage: other kinds', () => {
 
 describe('mapInboundMessage: updates and skips', () => {
   it('recognises a reaction as an update of the target message', () => {
-    const msg = waMessage({ reactionMessage: { key: { id: 'TARGET1', remoteJid: PEER, fromMe: true }, text: '👍', senderTimestampMs: 1_767_000_000_123 } });
+    const msg = waMessage({
+      reactionMessage: { key: { id: 'TARGET1', remoteJid: PEER, fromMe: true }, text: '👍', senderTimestampMs: 1_767_000_000_123 },
+    });
     expect(map(msg)).toEqual({
       kind: 'reaction',
       chatId: PEER,

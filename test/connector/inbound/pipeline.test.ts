@@ -50,8 +50,7 @@ function context(bytes: Buffer | Error = Buffer.from('media-bytes')): InboundCon
 }
 
 /** The webhook events of `accountId` (see webhook-events.ts). */
-const webhookEvents = (accountId: string, count: number, deadlineMs?: number) =>
-  drainWebhookEvents(queues, accountId, count, deadlineMs);
+const webhookEvents = (accountId: string, count: number, deadlineMs?: number) => drainWebhookEvents(queues, accountId, count, deadlineMs);
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -67,13 +66,27 @@ describe('inbound pipeline', () => {
 
     const stored = await findMessage(table(), accountId, msg.key.id!);
     expect(stored).toMatchObject({ type: 'text', text: 'hello', from: PEER, chatId: PEER, fromMe: false, timestamp: SECONDS * 1000 });
-    expect(await findChat(table(), accountId, PEER)).toEqual({ chatId: PEER, name: 'Alice', unreadCount: 1, lastMessageTime: SECONDS * 1000 });
+    expect(await findChat(table(), accountId, PEER)).toEqual({
+      chatId: PEER,
+      name: 'Alice',
+      unreadCount: 1,
+      lastMessageTime: SECONDS * 1000,
+    });
 
     const [event] = await webhookEvents(accountId, 1);
     expect(event).toEqual({
       eventId: `${accountId}:${msg.key.id}`,
       accountId,
-      payload: { from: PEER, message: 'hello', messageId: msg.key.id, timestamp: SECONDS * 1000, accountId, chatId: PEER, fromMe: false, type: 'text' },
+      payload: {
+        from: PEER,
+        message: 'hello',
+        messageId: msg.key.id,
+        timestamp: SECONDS * 1000,
+        accountId,
+        chatId: PEER,
+        fromMe: false,
+        type: 'text',
+      },
     });
   });
 
@@ -102,7 +115,15 @@ describe('inbound pipeline', () => {
     await putMessageIfAbsent(
       table(),
       accountId,
-      { messageId: msg.key.id!, from: PEER, chatId: PEER, timestamp: SECONDS * 1000, type: 'text', fromMe: false, text: 'stored, then the process died' },
+      {
+        messageId: msg.key.id!,
+        from: PEER,
+        chatId: PEER,
+        timestamp: SECONDS * 1000,
+        type: 'text',
+        fromMe: false,
+        text: 'stored, then the process died',
+      },
       { eventPending: true },
     );
     await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
@@ -163,8 +184,16 @@ describe('inbound pipeline', () => {
 
   it('keeps lastMessageTime at the newest message when an older one arrives late', async () => {
     const accountId = newAccount();
-    await pipeline.handleUpsert(accountId, { messages: [waMessage({ conversation: 'new' }, { seconds: SECONDS + 100 })], type: 'notify' }, context());
-    await pipeline.handleUpsert(accountId, { messages: [waMessage({ conversation: 'old' }, { seconds: SECONDS })], type: 'notify' }, context());
+    await pipeline.handleUpsert(
+      accountId,
+      { messages: [waMessage({ conversation: 'new' }, { seconds: SECONDS + 100 })], type: 'notify' },
+      context(),
+    );
+    await pipeline.handleUpsert(
+      accountId,
+      { messages: [waMessage({ conversation: 'old' }, { seconds: SECONDS })], type: 'notify' },
+      context(),
+    );
     expect(await findChat(table(), accountId, PEER)).toMatchObject({ lastMessageTime: (SECONDS + 100) * 1000, unreadCount: 2 });
   });
 
@@ -218,7 +247,13 @@ describe('inbound pipeline', () => {
 
   it('gives up on a stalled media download after the timeout and keeps the message', async () => {
     const accountId = newAccount();
-    const quick = createInboundPipeline({ config: stack.config, clients: stack.clients, logger: silentLogger, queues, mediaTimeoutMs: 500 });
+    const quick = createInboundPipeline({
+      config: stack.config,
+      clients: stack.clients,
+      logger: silentLogger,
+      queues,
+      mediaTimeoutMs: 500,
+    });
     const stalled = new Readable({ read() {} });
     stalled.push(Buffer.from('first bytes, then nothing'));
     const ctx: InboundContext = { selfJid: SELF_JID, download: async () => stalled };
@@ -234,7 +269,9 @@ describe('inbound pipeline', () => {
     const accountId = newAccount();
     const target = waMessage({ conversation: 'react to me' }, { fromMe: true });
     const react = (emoji: string) =>
-      waMessage({ reactionMessage: { key: { id: target.key.id, remoteJid: PEER, fromMe: false }, text: emoji, senderTimestampMs: 1_767_000_001_000 } });
+      waMessage({
+        reactionMessage: { key: { id: target.key.id, remoteJid: PEER, fromMe: false }, text: emoji, senderTimestampMs: 1_767_000_001_000 },
+      });
     const first = react('👍');
     await pipeline.handleUpsert(accountId, { messages: [target, first], type: 'notify' }, context());
     expect((await findMessage(table(), accountId, target.key.id!))?.reactions).toEqual([
@@ -283,7 +320,9 @@ describe('inbound pipeline', () => {
   it('marks a revoked message instead of adding a row, and skips status broadcasts', async () => {
     const accountId = newAccount();
     const target = waMessage({ conversation: 'oops' });
-    const revoke = waMessage({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: target.key.id, remoteJid: PEER } } });
+    const revoke = waMessage({
+      protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: target.key.id, remoteJid: PEER } },
+    });
     const status = waMessage({ conversation: 'my story' }, { remoteJid: 'status@broadcast', participant: PEER, id: nextId() });
     await pipeline.handleUpsert(accountId, { messages: [target, revoke, status], type: 'notify' }, context());
 

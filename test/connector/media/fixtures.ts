@@ -27,9 +27,17 @@ export async function generateTone(path: string, seconds: number): Promise<void>
 export async function generateVideo(path: string, seconds: number): Promise<void> {
   const codecs = path.endsWith('.webm') ? ['-c:v', 'libvpx', '-c:a', 'libopus'] : ['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac'];
   await generateFfmpeg([
-    '-f', 'lavfi', '-i', `testsrc=size=320x240:rate=10:duration=${seconds}`,
-    '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}`,
-    ...codecs, '-shortest', path,
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc=size=320x240:rate=10:duration=${seconds}`,
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:duration=${seconds}`,
+    ...codecs,
+    '-shortest',
+    path,
   ]);
 }
 

@@ -103,7 +103,9 @@ describe('oggOpusDurationSeconds', () => {
 
 describe('buildOutgoingMediaContent: image', () => {
   it('adds a small valid JPEG thumbnail and the dimensions, bytes unchanged', async () => {
-    const png = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
     const content = await buildOutgoingMediaContent({ kind: 'image', source: Readable.from([png]), mimetype: 'image/png', caption: 'hi' });
 
     expect(content).toMatchObject({ mimetype: 'image/png', caption: 'hi', width: 640, height: 480 });
@@ -152,7 +154,11 @@ describe('buildOutgoingMediaContent: document', () => {
   it('keeps mimetype, fileName and caption and passes the stream through', async () => {
     const source = Readable.from([Buffer.from('%PDF-1.4 test')]);
     const content = await buildOutgoingMediaContent({
-      kind: 'document', source, mimetype: 'application/pdf', fileName: 'report.pdf', caption: 'the report',
+      kind: 'document',
+      source,
+      mimetype: 'application/pdf',
+      fileName: 'report.pdf',
+      caption: 'the report',
     });
     expect(content).toMatchObject({ mimetype: 'application/pdf', fileName: 'report.pdf', caption: 'the report' });
     expect((content as { document: { stream: Readable } }).document.stream).toBe(source);

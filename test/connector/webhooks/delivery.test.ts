@@ -99,7 +99,11 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
         }),
       );
       const a = result.Attributes ?? {};
-      return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+      return (
+        Number(a.ApproximateNumberOfMessages ?? 0) +
+        Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+        Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
+      );
     },
     async dlqEvents(timeoutMs = 30_000) {
       const dlqQueues = createQueues({ ...config, WEBHOOK_QUEUE_NAME: config.WEBHOOK_DLQ_NAME }, stack.clients, silentLogger);
@@ -138,9 +142,16 @@ describe('webhook delivery', () => {
 
       const [post] = receiver.posts;
       expect(post?.body).toEqual(event.payload);
-      expect(Object.keys(post?.body as object).sort()).toEqual(
-        ['accountId', 'chatId', 'from', 'fromMe', 'message', 'messageId', 'timestamp', 'type'],
-      );
+      expect(Object.keys(post?.body as object).sort()).toEqual([
+        'accountId',
+        'chatId',
+        'from',
+        'fromMe',
+        'message',
+        'messageId',
+        'timestamp',
+        'type',
+      ]);
       expect(post?.headers['content-type']).toBe('application/json');
       expect(post?.headers['x-webhook-id']).toBe(event.eventId);
       expect(post?.headers['user-agent']).toMatch(/^wa-gateway-webhooks\//);
@@ -196,10 +207,7 @@ describe('webhook delivery', () => {
 
       down = false;
       const answeredOk = () => receiver.posts.slice(postsWhileDown);
-      await receiver.waitFor(
-        () => events.every((e) => answeredOk().some((p) => p.headers['x-webhook-id'] === e.eventId)),
-        60_000,
-      );
+      await receiver.waitFor(() => events.every((e) => answeredOk().some((p) => p.headers['x-webhook-id'] === e.eventId)), 60_000);
       await drained(c);
       expect(await c.dlqEvents(1_000)).toEqual([]);
       for (const event of events) expect(answeredOk().filter((p) => p.headers['x-webhook-id'] === event.eventId)).toHaveLength(1);
@@ -314,7 +322,12 @@ describe('configuration check', () => {
         done();
       },
     });
-    const worker = startWebhookDelivery({ config: c.config, clients: stack.clients, logger: pino({ level: 'warn' }, sink), queues: c.queues });
+    const worker = startWebhookDelivery({
+      config: c.config,
+      clients: stack.clients,
+      logger: pino({ level: 'warn' }, sink),
+      queues: c.queues,
+    });
     try {
       await waitFor(
         'the redrive warning',

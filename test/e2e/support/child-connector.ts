@@ -58,8 +58,7 @@ export function spawnConnector(env: Record<string, string>, nodeFlags: string[] 
     pid: child.pid ?? -1,
     lines,
     stdout,
-    waitForLine: (what, match, timeoutMs = 60_000) =>
-      waitFor(what, () => lines.find(match), { timeoutMs, intervalMs: 100 }),
+    waitForLine: (what, match, timeoutMs = 60_000) => waitFor(what, () => lines.find(match), { timeoutMs, intervalMs: 100 }),
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

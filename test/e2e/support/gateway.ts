@@ -123,11 +123,9 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       await gateway.waitForStatus(accountId, 'connected');
     },
     async waitForStatus(accountId, status, timeoutMs = 60_000) {
-      await waitFor(
-        `${accountId} to be ${status}`,
-        async () => (await findAccount(table, accountId, true))?.status === status,
-        { timeoutMs },
-      );
+      await waitFor(`${accountId} to be ${status}`, async () => (await findAccount(table, accountId, true))?.status === status, {
+        timeoutMs,
+      });
     },
     async stop() {
       const errors: unknown[] = [];

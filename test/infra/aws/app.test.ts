@@ -45,10 +45,17 @@ describe('infra/aws/app.ts', () => {
   it('stops with a message naming the key when the context is invalid', async () => {
     const run = promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/aws/app.ts'], {
       cwd: repositoryRoot,
-      env: { PATH: process.env.PATH, CDK_OUTDIR: path.join(outdir, 'invalid'), CDK_CONTEXT_JSON: JSON.stringify({ connectorArchitecture: 'sparc' }) },
+      env: {
+        PATH: process.env.PATH,
+        CDK_OUTDIR: path.join(outdir, 'invalid'),
+        CDK_CONTEXT_JSON: JSON.stringify({ connectorArchitecture: 'sparc' }),
+      },
       timeout: 120_000,
     });
-    const failure = await run.then(() => undefined, (error: unknown) => error);
+    const failure = await run.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(failure).toMatchObject({ stderr: expect.stringContaining('connectorArchitecture') });
   });
 });

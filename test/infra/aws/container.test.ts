@@ -40,7 +40,9 @@ describe('Dockerfile', () => {
   it('the runtime stage runs as the unprivileged node user and starts the connector', () => {
     const users = runtime?.lines.filter((l) => l.startsWith('USER ')) ?? [];
     expect(users.at(-1)).toBe('USER node');
-    expect(runtime?.lines.at(-1)).toBe('CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/connector/main.mjs"]');
+    expect(runtime?.lines.at(-1)).toBe(
+      'CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/connector/main.mjs"]',
+    );
   });
 
   it('declares /tmp a volume, so the Fargate mount there stays writable for the node user', () => {
@@ -63,9 +65,7 @@ describe('Dockerfile', () => {
       .filter((l) => l.startsWith('!'))
       .map((l) => l.slice(1).replace(/\/$/, ''));
     expect(dockerignore.split('\n').find((l) => l && !l.startsWith('#'))).toBe('*');
-    const copied = instructions
-      .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
-      .flatMap((l) => l.split(/\s+/).slice(1, -1));
+    const copied = instructions.filter((l) => l.startsWith('COPY ') && !l.includes('--from=')).flatMap((l) => l.split(/\s+/).slice(1, -1));
     expect(copied.length).toBeGreaterThan(3);
     for (const source of copied) {
       expect(allowed).toContain(source);
@@ -100,12 +100,18 @@ describe('Dockerfile', () => {
         env: { PATH: process.env.PATH, COMMAND_QUEUE_NAME: 'not-fifo' },
         timeout: 60_000,
       });
-      const failure = await run.then(() => undefined, (error: unknown) => error);
+      const failure = await run.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(failure).toMatchObject({ code: 1, stdout: expect.stringContaining('COMMAND_QUEUE_NAME') });
     });
 
     it('produces the two entries the image runs', () => {
-      const entries = Object.values(metafile.outputs).map((o) => o.entryPoint).filter(Boolean).sort();
+      const entries = Object.values(metafile.outputs)
+        .map((o) => o.entryPoint)
+        .filter(Boolean)
+        .sort();
       expect(entries).toEqual(['connector/main.ts', 'functions/server.ts']);
     });
 
@@ -165,17 +171,24 @@ describe('infra/docker-compose.yml', () => {
       AWS_ENDPOINT_URL_S3: 'http://minio:9000',
       CREATE_RESOURCES: 'true',
     });
-    for (const key of ['AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'TABLE_NAME', 'MEDIA_BUCKET',
-      'COMMAND_QUEUE_NAME', 'COMMAND_DLQ_NAME', 'WEBHOOK_QUEUE_NAME', 'WEBHOOK_DLQ_NAME']) {
+    for (const key of [
+      'AWS_REGION',
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+      'TABLE_NAME',
+      'MEDIA_BUCKET',
+      'COMMAND_QUEUE_NAME',
+      'COMMAND_DLQ_NAME',
+      'WEBHOOK_QUEUE_NAME',
+      'WEBHOOK_DLQ_NAME',
+    ]) {
       expect(environment[key], key).toMatch(/\S/);
     }
     // MinIO only accepts its root credentials.
     expect(environment.AWS_ACCESS_KEY_ID).toBe(services.minio?.environment?.MINIO_ROOT_USER);
     expect(environment.AWS_SECRET_ACCESS_KEY).toBe(services.minio?.environment?.MINIO_ROOT_PASSWORD);
     // Compose substitutes ${VAR:-default}; the defaults must satisfy the config schema.
-    const substituted = Object.fromEntries(
-      Object.entries(environment).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]),
-    );
+    const substituted = Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]));
     expect(() => loadConfig(substituted)).not.toThrow();
   });
 

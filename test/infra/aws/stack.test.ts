@@ -66,9 +66,7 @@ describe('data', () => {
         ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
       },
       LifecycleConfiguration: {
-        Rules: Match.arrayWith([
-          Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
-        ]),
+        Rules: Match.arrayWith([Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
       },
     });
   });
@@ -117,9 +115,7 @@ describe('queues and alarms', () => {
     template.resourceCountIs('AWS::SQS::QueuePolicy', 4);
     template.allResourcesProperties('AWS::SQS::QueuePolicy', {
       PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        ]),
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
       },
     });
   });
@@ -155,10 +151,10 @@ describe('queues and alarms', () => {
   });
 
   it('alarmEmail subscribes that address to the alarm topic', () => {
-    synthGateway({ alarmEmail: 'ops@example.com' }, directories).template.hasResourceProperties(
-      'AWS::SNS::Subscription',
-      { Protocol: 'email', Endpoint: 'ops@example.com' },
-    );
+    synthGateway({ alarmEmail: 'ops@example.com' }, directories).template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
   });
 });
 
@@ -238,7 +234,9 @@ describe('api admin key from Secrets Manager', () => {
       (policy) => policy.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>,
     );
     const secretStatements = statements.filter((statement) => JSON.stringify(statement.Action).includes('secretsmanager'));
-    expect(secretStatements).toEqual([expect.objectContaining({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: secretArn })]);
+    expect(secretStatements).toEqual([
+      expect.objectContaining({ Action: 'secretsmanager:GetSecretValue', Effect: 'Allow', Resource: secretArn }),
+    ]);
   });
 
   it('without it: no layer, no variable, no Secrets Manager permission', () => {
@@ -293,9 +291,7 @@ describe('connector service', () => {
       Environment: { Variables: Match.objectLike({ WEBHOOK_ALLOW_PRIVATE: 'true' }) },
     });
     opened.hasResourceProperties('AWS::ECS::TaskDefinition', {
-      ContainerDefinitions: [
-        Match.objectLike({ Environment: Match.arrayWith([{ Name: 'WEBHOOK_ALLOW_PRIVATE', Value: 'true' }]) }),
-      ],
+      ContainerDefinitions: [Match.objectLike({ Environment: Match.arrayWith([{ Name: 'WEBHOOK_ALLOW_PRIVATE', Value: 'true' }]) })],
     });
   });
 
@@ -306,9 +302,7 @@ describe('connector service', () => {
     const groupId = groupRef['Fn::GetAtt'][0] as string;
     const group = template.toJSON().Resources[groupId];
     expect(group.Properties.SecurityGroupIngress).toBeUndefined();
-    expect(group.Properties.SecurityGroupEgress).toEqual([
-      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: '-1' }),
-    ]);
+    expect(group.Properties.SecurityGroupEgress).toEqual([expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: '-1' })]);
     expect(Object.keys(template.findResources('AWS::EC2::SecurityGroupIngress'))).toHaveLength(0);
   });
 
@@ -319,16 +313,28 @@ describe('connector service', () => {
 
   it('the image is a staged asset of the root Dockerfile for the chosen platform', () => {
     const manifest = z
-      .object({ dockerImages: z.record(z.string(), z.object({ source: z.object({ directory: z.string(), dockerFile: z.string(), platform: z.string() }) })) })
+      .object({
+        dockerImages: z.record(
+          z.string(),
+          z.object({ source: z.object({ directory: z.string(), dockerFile: z.string(), platform: z.string() }) }),
+        ),
+      })
       .parse(JSON.parse(readFileSync(path.join(scratch.outdir, 'WaGatewayTest.assets.json'), 'utf8')));
     const images = Object.values(manifest.dockerImages);
     expect(images).toHaveLength(1);
     expect(images[0]?.source).toMatchObject({ dockerFile: 'Dockerfile', platform: 'linux/arm64' });
     const staged = readdirSync(path.join(scratch.outdir, images[0]?.source.directory ?? ''));
     // The .dockerignore allow-list: sources and the lockfile, never node_modules or the output.
-    expect(staged.sort()).toEqual(
-      ['.dockerignore', 'Dockerfile', 'connector', 'core', 'functions', 'package-lock.json', 'package.json', 'tsconfig.json'],
-    );
+    expect(staged.sort()).toEqual([
+      '.dockerignore',
+      'Dockerfile',
+      'connector',
+      'core',
+      'functions',
+      'package-lock.json',
+      'package.json',
+      'tsconfig.json',
+    ]);
   });
 
   it('connectorArchitecture=x86_64 and connectorDesiredCount=3 are honoured', () => {

@@ -23,7 +23,8 @@ beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   api = createServer((req, res) => {
     seenKeys.push(req.headers['x-api-key'] as string | undefined);
-    const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const reply = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const match = /^\/accounts\/([^/]+)(\/qr)?$/.exec(req.url ?? '');
     if (match?.[1] !== 'alice' || !waiting) return reply(404, { ok: false, error: 'Account not found' });
     const currentStatus = waiting.openCount > 0 ? 'connected' : 'connecting';
@@ -64,10 +65,12 @@ describe('npm run sandbox:link', () => {
   it('says what to do when the account is missing or the stack is not running', async () => {
     const target = { apiUrl, sandboxControlUrl: sandbox.descriptor.controlUrl };
     await expect(linkOnSandbox(target, { accountId: 'bob', phone: '15550009002' })).rejects.toThrow(/no account "bob": create it first/);
-    await expect(linkOnSandbox({ ...target, sandboxControlUrl: 'http://127.0.0.1:1' }, { accountId: 'bob', phone: '15550009002' })).rejects.toThrow(
-      /cannot reach http:\/\/127\.0\.0\.1:1 .*npm start -- --sandbox/,
+    await expect(
+      linkOnSandbox({ ...target, sandboxControlUrl: 'http://127.0.0.1:1' }, { accountId: 'bob', phone: '15550009002' }),
+    ).rejects.toThrow(/cannot reach http:\/\/127\.0\.0\.1:1 .*npm start -- --sandbox/);
+    await expect(linkOnSandbox(target, { accountId: 'bob', phone: 'not-a-phone' })).rejects.toThrow(
+      /sandbox phone not-a-phone: phone: phone must be 5-20 digits/,
     );
-    await expect(linkOnSandbox(target, { accountId: 'bob', phone: 'not-a-phone' })).rejects.toThrow(/sandbox phone not-a-phone: phone: phone must be 5-20 digits/);
   });
 
   it('reads <accountId> <phone> [--qr <text>]', () => {
