@@ -22,8 +22,8 @@ export interface ConnectorDeps {
   clients: AwsClients;
   logger?: Logger;
   /**
-   * Where terminal QR drawings go; defaults to stdout when it is a terminal, else stderr, so
-   * that stdout carries only JSON log lines (the QR is in its structured line there too).
+   * Where terminal QR drawings go; by default stdout when it is a terminal, and nowhere otherwise
+   * (a container's or CI's output is a log, not a screen: the QR is in its structured line there).
    */
   printTerminalQr?: (text: string) => void;
   /** Lease timings (tests shorten them). */
@@ -72,7 +72,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ownership,
     inbound,
     logger,
-    printTerminalQr: deps.printTerminalQr ?? ((text) => (process.stdout.isTTY ? process.stdout : process.stderr).write(text)),
+    printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 
