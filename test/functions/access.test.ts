@@ -197,9 +197,9 @@ describe('account keys', () => {
   it('the OpenAPI document describes the key routes and both ways to send a key', async () => {
     const { body } = await api.call('GET', '/openapi.json');
     const paths = body.paths as Record<string, Record<string, { summary?: string }>>;
-    expect(paths['/accounts/{accountId}/keys']?.post?.summary).toBeTruthy();
-    expect(paths['/accounts/{accountId}/keys']?.get?.summary).toBeTruthy();
-    expect(paths['/accounts/{accountId}/keys/{keyId}']?.delete?.summary).toBeTruthy();
+    expect(paths['/accounts/{accountId}/keys']?.post?.summary).toMatch(/\w{3}/);
+    expect(paths['/accounts/{accountId}/keys']?.get?.summary).toMatch(/\w{3}/);
+    expect(paths['/accounts/{accountId}/keys/{keyId}']?.delete?.summary).toMatch(/\w{3}/);
     expect(body.components).toMatchObject({
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } },
     });
