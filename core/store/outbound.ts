@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { outboundKey } from '../keys.js';
 import { outboundSchema, type Outbound } from '../schemas/outbound.js';
-import { withoutKeys, writeIfCondition, type Table } from './table.js';
+import { claimPending, failPending, updateStatus } from './deadline-claim.js';
+import { withoutKeys, type Table } from './table.js';
 
 /**
  * One send's lifecycle. Who may move it where is what makes a send happen at most once and only
@@ -18,10 +19,8 @@ import { withoutKeys, writeIfCondition, type Table } from './table.js';
 /** Outbound records are only needed while a send is in flight and shortly after. */
 const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
 
-const IS_PENDING = '#status = :pending';
 /** Claimed by a connector; `unknown` too, since the claimer may still report after all. */
 const CLAIMED = '#status IN (:sending, :unknown)';
-const NAMES = { '#status': 'status' };
 
 /** Written by the function before the command is enqueued. */
 export async function putPendingOutbound(
@@ -49,27 +48,8 @@ export async function findOutbound(table: Table, accountId: string, messageId: s
   return result.Item ? outboundSchema.parse(withoutKeys(result.Item)) : undefined;
 }
 
-function update(
-  table: Table,
-  accountId: string,
-  messageId: string,
-  set: string,
-  condition: string,
-  values: Record<string, unknown>,
-): Promise<boolean> {
-  return writeIfCondition(
-    table.doc.send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: outboundKey(accountId, messageId),
-        UpdateExpression: `SET ${set}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: NAMES,
-        ExpressionAttributeValues: values,
-      }),
-    ),
-  );
-}
+const update = (table: Table, accountId: string, messageId: string, set: string, condition: string, values: Record<string, unknown>) =>
+  updateStatus(table, outboundKey(accountId, messageId), set, condition, values);
 
 /**
  * Connector, right before handing the message to WhatsApp: pending -> sending, only while the
@@ -77,11 +57,7 @@ function update(
  * delivery of the command took it; it must not be sent.
  */
 export function claimOutbound(table: Table, accountId: string, messageId: string, now = Date.now()): Promise<boolean> {
-  return update(table, accountId, messageId, '#status = :sending, claimedAt = :now', `${IS_PENDING} AND deadline > :now`, {
-    ':pending': 'pending',
-    ':sending': 'sending',
-    ':now': now,
-  });
+  return claimPending(table, outboundKey(accountId, messageId), 'sending', now, { stampClaimedAt: true });
 }
 
 /**
@@ -89,11 +65,7 @@ export function claimOutbound(table: Table, accountId: string, messageId: string
  * send it. False when it is no longer pending (claimed or settled: read it again).
  */
 export function failPendingOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
-  return update(table, accountId, messageId, '#status = :failed, reason = :reason', IS_PENDING, {
-    ':pending': 'pending',
-    ':failed': 'failed',
-    ':reason': reason,
-  });
+  return failPending(table, outboundKey(accountId, messageId), reason);
 }
 
 /**

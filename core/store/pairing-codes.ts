@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { pairingCodeRequestKey } from '../keys.js';
 import { pairingCodeRequestSchema, type PairingCodeRequest } from '../schemas/pairing-code.js';
-import { withoutKeys, writeIfCondition, type Table } from './table.js';
+import { claimPending, failPending, updateStatus } from './deadline-claim.js';
+import { withoutKeys, type Table } from './table.js';
 
 /**
  * One pairing-code request's lifecycle, the send's pattern (core/store/outbound.ts) made small:
@@ -15,8 +16,6 @@ import { withoutKeys, writeIfCondition, type Table } from './table.js';
 
 /** Only needed while the API waits for it. */
 const PAIRING_CODE_REQUEST_TTL_SECONDS = 60 * 60;
-
-const NAMES = { '#status': 'status' };
 
 export async function putPendingPairingCodeRequest(
   table: Table,
@@ -42,44 +41,17 @@ export async function findPairingCodeRequest(table: Table, accountId: string, co
   return result.Item ? pairingCodeRequestSchema.parse(withoutKeys(result.Item)) : undefined;
 }
 
-function update(
-  table: Table,
-  accountId: string,
-  commandId: string,
-  set: string,
-  condition: string,
-  values: Record<string, unknown>,
-): Promise<boolean> {
-  return writeIfCondition(
-    table.doc.send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: pairingCodeRequestKey(accountId, commandId),
-        UpdateExpression: `SET ${set}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: NAMES,
-        ExpressionAttributeValues: values,
-      }),
-    ),
-  );
-}
+const update = (table: Table, accountId: string, commandId: string, set: string, condition: string, values: Record<string, unknown>) =>
+  updateStatus(table, pairingCodeRequestKey(accountId, commandId), set, condition, values);
 
 /** Connector, right before asking WhatsApp: pending -> requesting, only before the deadline. */
 export function claimPairingCodeRequest(table: Table, accountId: string, commandId: string, now = Date.now()) {
-  return update(table, accountId, commandId, '#status = :requesting', '#status = :pending AND deadline > :now', {
-    ':pending': 'pending',
-    ':requesting': 'requesting',
-    ':now': now,
-  });
+  return claimPending(table, pairingCodeRequestKey(accountId, commandId), 'requesting', now);
 }
 
 /** pending -> failed: the API's deadline passed, or the connector cannot ask. False when no longer pending. */
 export function failPendingPairingCodeRequest(table: Table, accountId: string, commandId: string, reason: string) {
-  return update(table, accountId, commandId, '#status = :failed, reason = :reason', '#status = :pending', {
-    ':pending': 'pending',
-    ':failed': 'failed',
-    ':reason': reason,
-  });
+  return failPending(table, pairingCodeRequestKey(accountId, commandId), reason);
 }
 
 /** Connector, after its claim: the code WhatsApp gave, and until when it can be entered. */

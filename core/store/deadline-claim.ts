@@ -1,0 +1,54 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Key } from '../keys.js';
+import { writeIfCondition, type Table } from './table.js';
+
+/**
+ * The two ways out of `pending` for a record the API waits on until its `deadline` (a send, a
+ * pairing-code request): the connector claims it, or the API fails it. Both are conditional on
+ * `pending`, so exactly one wins; the claim also only before the deadline, so the connector never
+ * acts on a record the API has already answered for.
+ */
+
+const IS_PENDING = '#status = :pending';
+const NAMES = { '#status': 'status' };
+
+/** A conditional status change: true when applied, false when its condition did not hold. */
+export function updateStatus(table: Table, key: Key, set: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
+  return writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: key,
+        UpdateExpression: `SET ${set}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: NAMES,
+        ExpressionAttributeValues: values,
+      }),
+    ),
+  );
+}
+
+/** pending -> `claimed` before the deadline. `stampClaimedAt`: only a send's schema has `claimedAt`. */
+export function claimPending(
+  table: Table,
+  key: Key,
+  claimed: string,
+  now: number,
+  { stampClaimedAt = false }: { stampClaimedAt?: boolean } = {},
+): Promise<boolean> {
+  const set = `#status = :${claimed}${stampClaimedAt ? ', claimedAt = :now' : ''}`;
+  return updateStatus(table, key, set, `${IS_PENDING} AND deadline > :now`, {
+    ':pending': 'pending',
+    [`:${claimed}`]: claimed,
+    ':now': now,
+  });
+}
+
+/** pending -> failed with `reason`. False when it is no longer pending (claimed or settled). */
+export function failPending(table: Table, key: Key, reason: string): Promise<boolean> {
+  return updateStatus(table, key, '#status = :failed, reason = :reason', IS_PENDING, {
+    ':pending': 'pending',
+    ':failed': 'failed',
+    ':reason': reason,
+  });
+}
