@@ -6,17 +6,16 @@ import { tableOf } from '../../core/store/table.js';
 import { createApp } from '../../functions/app.js';
 import { warnWhenOpen } from '../../functions/auth.js';
 import { startApiServer } from '../../functions/server.js';
-import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { startApiStack, type TestApi } from '../support/test-api.js';
+import type { TestStack } from '../support/test-stack.js';
 
 /** Access keys through the HTTP API, with two admin keys configured (a rotation in progress). */
 const ADMIN_OLD = 'admin-old-0123456789abcdef';
 const ADMIN_NEW = 'admin-new-fedcba9876543210';
 
 let stack: TestStack;
-let api: Awaited<ReturnType<typeof startTestApi>>;
-let connector: FakeConnector;
+let api: TestApi;
+let stopStack: (() => Promise<void>) | undefined;
 let counter = 0;
 const newId = () => `keys${Date.now().toString(36)}${counter++}`;
 
@@ -24,14 +23,10 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const admin = bearer(ADMIN_NEW);
 
 beforeAll(async () => {
-  stack = await startTestStack({ overrides: { API_KEY: ` ${ADMIN_OLD} , ${ADMIN_NEW} ` } });
-  api = await startTestApi(stack);
-  connector = startFakeConnector(stack);
+  ({ stack, api, stop: stopStack } = await startApiStack({ overrides: { API_KEY: ` ${ADMIN_OLD} , ${ADMIN_NEW} ` } }));
 });
 afterAll(async () => {
-  await connector?.stop();
-  await api?.close();
-  await stack?.stop();
+  await stopStack?.();
 });
 
 async function accountWithKey(name?: string) {

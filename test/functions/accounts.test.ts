@@ -3,25 +3,22 @@ import { listKeys, mediaStoreOf, putStream } from '../../core/media-store.js';
 import { readCreds, writeCreds } from '../../core/store/auth-state.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
-import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import type { FakeConnector } from '../support/fake-connector.js';
+import { startApiStack, type TestApi } from '../support/test-api.js';
+import type { TestStack } from '../support/test-stack.js';
 
 let stack: TestStack;
-let api: Awaited<ReturnType<typeof startTestApi>>;
+let api: TestApi;
 let connector: FakeConnector;
+let stopStack: (() => Promise<void>) | undefined;
 let counter = 0;
 const newId = () => `acct${Date.now().toString(36)}${counter++}`;
 
 beforeAll(async () => {
-  stack = await startTestStack();
-  api = await startTestApi(stack);
-  connector = startFakeConnector(stack);
+  ({ stack, api, connector, stop: stopStack } = await startApiStack());
 });
 afterAll(async () => {
-  await connector?.stop();
-  await api?.close();
-  await stack?.stop();
+  await stopStack?.();
 });
 
 describe('health and unknown routes', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { startFakeSecretsExtension, type FakeSecretsExtension } from '../support/fake-secrets-extension.js';
+import { lambdaRequestContext } from '../support/lambda-event.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
 
 /**
@@ -41,18 +42,7 @@ function event(method: string, rawPath: string, headers: Record<string, string> 
     rawPath,
     rawQueryString: '',
     headers: { host: 'api.example.com', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: 'req',
-      routeKey: '$default',
-      stage: '$default',
-      time: '01/Jan/2026:00:00:00 +0000',
-      timeEpoch: 0,
-    },
+    requestContext: lambdaRequestContext(method, rawPath),
     isBase64Encoded: false,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   };

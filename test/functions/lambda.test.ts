@@ -5,6 +5,7 @@ import { tableOf } from '../../core/store/table.js';
 import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
 import { fixtures } from '../support/media-fixtures.js';
 import { startTestApi } from '../support/test-api.js';
+import { lambdaRequestContext } from '../support/lambda-event.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
 
 type Handler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -41,18 +42,7 @@ function event(
     rawPath,
     rawQueryString: options.query ?? '',
     headers: { host: 'api.example.com', ...options.headers },
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: 'req',
-      routeKey: '$default',
-      stage: '$default',
-      time: '01/Jan/2026:00:00:00 +0000',
-      timeEpoch: 0,
-    },
+    requestContext: lambdaRequestContext(method, rawPath),
     isBase64Encoded: binary,
     ...(options.body !== undefined ? { body: binary ? (options.body as Buffer).toString('base64') : (options.body as string) } : {}),
   };

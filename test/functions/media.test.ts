@@ -8,9 +8,9 @@ import { updateAccountStatus } from '../../core/store/accounts.js';
 import { putMedia } from '../../core/store/media.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf, type Table } from '../../core/store/table.js';
-import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
+import type { FakeConnector } from '../support/fake-connector.js';
 import { fixtures } from '../support/media-fixtures.js';
-import { startTestApi } from '../support/test-api.js';
+import { startApiStack, startTestApi, type TestApi } from '../support/test-api.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
 
 const TO = '15551234567@s.whatsapp.net';
@@ -26,8 +26,9 @@ const liveMemory = () => {
 };
 
 let stack: TestStack;
-let api: Awaited<ReturnType<typeof startTestApi>>;
+let api: TestApi;
 let connector: FakeConnector;
+let stopStack: (() => Promise<void>) | undefined;
 let table: Table;
 let media: MediaStore;
 let counter = 0;
@@ -48,16 +49,12 @@ async function upload(accountId: string, kind: string, fields: Record<string, st
 }
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  ({ stack, api, connector, stop: stopStack } = await startApiStack());
   table = tableOf(stack.config, stack.clients);
   media = mediaStoreOf(stack.config, stack.clients);
-  api = await startTestApi(stack);
-  connector = startFakeConnector(stack);
 });
 afterAll(async () => {
-  await connector?.stop();
-  await api?.close();
-  await stack?.stop();
+  await stopStack?.();
 });
 
 const sendMediaOf = (accountId: string) => (c: Command) => c.type === 'send_media' && c.accountId === accountId;

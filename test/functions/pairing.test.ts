@@ -8,9 +8,9 @@ import {
   markPairingCodeRefused,
 } from '../../core/store/pairing-codes.js';
 import { tableOf, type Table } from '../../core/store/table.js';
-import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import type { FakeConnector } from '../support/fake-connector.js';
+import { startApiStack, type TestApi } from '../support/test-api.js';
+import type { TestStack } from '../support/test-stack.js';
 import { waitFor } from '../support/wait.js';
 
 /**
@@ -18,8 +18,9 @@ import { waitFor } from '../support/wait.js';
  * commands; each case plays the connector's answer on the request record itself.
  */
 let stack: TestStack;
-let api: Awaited<ReturnType<typeof startTestApi>>;
+let api: TestApi;
 let connector: FakeConnector;
+let stopStack: (() => Promise<void>) | undefined;
 let table: Table;
 let counter = 0;
 
@@ -45,15 +46,11 @@ async function answer(accountId: string, settle: (commandId: string) => Promise<
 }
 
 beforeAll(async () => {
-  stack = await startTestStack({ overrides: { SEND_TIMEOUT_MS: '1500', SEND_SETTLE_MS: '500' } });
+  ({ stack, api, connector, stop: stopStack } = await startApiStack({ overrides: { SEND_TIMEOUT_MS: '1500', SEND_SETTLE_MS: '500' } }));
   table = tableOf(stack.config, stack.clients);
-  api = await startTestApi(stack);
-  connector = startFakeConnector(stack);
 });
 afterAll(async () => {
-  await connector?.stop();
-  await api?.close();
-  await stack?.stop();
+  await stopStack?.();
 });
 
 describe('POST /accounts/:accountId/pairing-code', () => {

@@ -4,29 +4,24 @@ import { updateAccountStatus } from '../../core/store/accounts.js';
 import { clearQr, putQr } from '../../core/store/qr.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { modulesOfPng, modulesOfSvg } from '../support/png-modules.js';
-import { startFakeConnector, type FakeConnector } from '../support/fake-connector.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { startApiStack, type TestApi } from '../support/test-api.js';
+import type { TestStack } from '../support/test-stack.js';
 
 /** GET /accounts/:accountId/qr, with the QR written to the store as the connector writes it. */
 const QR_TEXT = '2@bG9uZ2VyIHJlZmVyZW5jZSB0ZXh0IGZvciBhIHRlc3Q=,bm9pc2Uga2V5IGZvciB0ZXN0cw==,aWRlbnRpdHkga2V5,YWR2IHNlY3JldA==';
 
 let stack: TestStack;
 let table: Table;
-let api: Awaited<ReturnType<typeof startTestApi>>;
-let connector: FakeConnector;
+let api: TestApi;
+let stopStack: (() => Promise<void>) | undefined;
 let counter = 0;
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  ({ stack, api, stop: stopStack } = await startApiStack());
   table = tableOf(stack.config, stack.clients);
-  api = await startTestApi(stack);
-  connector = startFakeConnector(stack);
 });
 afterAll(async () => {
-  await connector?.stop();
-  await api?.close();
-  await stack?.stop();
+  await stopStack?.();
 });
 
 /** An account waiting for a scan, whose connector published `QR_TEXT` a moment ago. */

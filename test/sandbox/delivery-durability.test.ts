@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMessageIDV2, proto, type BinaryNode, type WAMessage } from '@whiskeysockets/baileys';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { Persistence } from '../../sandbox/persistence.js';
 import { waitFor } from '../support/wait.js';
+import { sandboxDataDir } from './support/data-dir-sandbox.js';
 import { linkClient, type SandboxClient } from './support/sandbox-client.js';
 
 const { Status } = proto.WebMessageInfo;
@@ -116,18 +114,10 @@ describe('sandbox: a message is kept until the device receipts it', () => {
 });
 
 describe('sandbox: unreceipted messages survive a sandbox restart', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-unreceipted-'));
-  let sandbox: RunningSandbox | undefined;
-  const clients: SandboxClient[] = [];
-
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.stop()));
-    await sandbox?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const { dataDir, clients, start } = sandboxDataDir('sandbox-unreceipted-');
 
   it('a message sent to a hung client is in the snapshot and comes again after the restart', async () => {
-    sandbox = await startSandbox({ port: 0, dataDir });
+    let sandbox = await start({ port: 0 });
     const alice = await linkClient(sandbox, '15550011101');
     const bob = await linkClient(sandbox, '15550011102');
     clients.push(alice, bob);
@@ -150,7 +140,7 @@ describe('sandbox: unreceipted messages survive a sandbox restart', () => {
 
     await alice.stop();
     await sandbox.stop();
-    sandbox = await startSandbox({ dataDir, reusePorts: true });
+    sandbox = await start({ reusePorts: true });
     const dead = bob.socketCount;
     bob.start(sandbox.descriptor);
     // The hung process had already emitted it (its receipt went nowhere); the restarted one gets it as backlog.

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import WebSocket from 'ws';
 import {
   Curve,
@@ -14,9 +14,9 @@ import {
   type BinaryNode,
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { trustSandboxRoot } from '../../sandbox/client.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import type { RunningSandbox } from '../../sandbox/index.js';
+import { withLinkedPair } from './support/linked-pair.js';
 
 /**
  * A raw client built from Baileys' exported Noise handler: it completes the handshake as a
@@ -62,23 +62,12 @@ async function handshakenSocket(sandbox: RunningSandbox) {
   return { ws, closed, pairDevice, creds, send, nextNode: async () => (await nextFrame()) as BinaryNode };
 }
 
+const it = withLinkedPair({ alice: { phone: '15550010001' }, bob: { phone: '15550010002' } });
+
 describe('sandbox: hostile frames close one connection only', () => {
-  let sandbox: RunningSandbox;
-  let alice: SandboxClient;
-  let bob: SandboxClient;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    alice = await linkClient(sandbox, '15550010001');
-    bob = await linkClient(sandbox, '15550010002');
-  });
-
-  afterAll(async () => {
-    await Promise.all([alice?.stop(), bob?.stop()]);
-    await sandbox?.stop();
-  });
-
-  it('a garbage transport frame after the handshake closes that connection; other clients keep working', async () => {
+  it('a garbage transport frame after the handshake closes that connection; other clients keep working', async ({
+    linked: { sandbox, alice, bob },
+  }) => {
     const raw = await handshakenSocket(sandbox);
     expect(raw.pairDevice.tag).toBe('iq');
     const garbage = randomBytes(64);
@@ -90,7 +79,7 @@ describe('sandbox: hostile frames close one connection only', () => {
     expect(alice.closeCodes.filter((c) => c !== 515)).toEqual([]);
   });
 
-  it('malformed link-by-code iqs get an iq error and the connection keeps waiting for a link', async () => {
+  it('malformed link-by-code iqs get an iq error and the connection keeps waiting for a link', async ({ linked: { sandbox } }) => {
     const raw = await handshakenSocket(sandbox);
     const linkCodeIq = (id: string, attrs: Record<string, string>, content: BinaryNode[] = []): BinaryNode => ({
       tag: 'iq',

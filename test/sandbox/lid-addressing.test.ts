@@ -1,27 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { proto } from '@whiskeysockets/baileys';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import { withLinkedPair } from './support/linked-pair.js';
 
 const text = (m: { message?: proto.IMessage | null }) => m.message?.conversation ?? m.message?.extendedTextMessage?.text;
 
+const it = withLinkedPair({ alice: { phone: '15550009001' }, bob: { phone: '15550009002' }, sandbox: { addressing: 'lid' } });
+
 describe('sandbox: LID-addressed delivery (addressing: lid)', () => {
-  let sandbox: RunningSandbox;
-  let alice: SandboxClient;
-  let bob: SandboxClient;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0, addressing: 'lid' });
-    alice = await linkClient(sandbox, '15550009001');
-    bob = await linkClient(sandbox, '15550009002');
-  });
-
-  afterAll(async () => {
-    await Promise.all([alice?.stop(), bob?.stop()]);
-    await sandbox?.stop();
-  });
-
-  it('delivers companion messages from the sender LID with sender_pn, with receipts', async () => {
+  it('delivers companion messages from the sender LID with sender_pn, with receipts', async ({ linked: { alice, bob } }) => {
     const aliceLid = alice.auth.creds.me!.lid!.replace(/:\d+@/, '@');
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'lid hello' });
     const got = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'LID-addressed message');
@@ -35,7 +21,7 @@ describe('sandbox: LID-addressed delivery (addressing: lid)', () => {
     expect(text(back)).toBe('lid reply');
   });
 
-  it('delivers phone messages from the phone LID', async () => {
+  it('delivers phone messages from the phone LID', async ({ linked: { sandbox, alice } }) => {
     const res = await fetch(`${sandbox.descriptor.controlUrl}/phones/15550009002/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -47,7 +33,7 @@ describe('sandbox: LID-addressed delivery (addressing: lid)', () => {
     expect(got.key.remoteJid).toMatch(/@lid$/);
   });
 
-  it('logs no Baileys errors', () => {
+  it('logs no Baileys errors', ({ linked: { alice, bob } }) => {
     expect(alice.unexpectedErrors).toEqual([]);
     expect(bob.unexpectedErrors).toEqual([]);
   });

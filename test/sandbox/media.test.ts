@@ -1,26 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { downloadMediaMessage, type AnyMessageContent, type WAMessage } from '@whiskeysockets/baileys';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { sandboxMediaDownloadOptions } from '../../sandbox/client.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import { withLinkedPair } from './support/linked-pair.js';
+
+const it = withLinkedPair({ alice: { phone: '15550005001' }, bob: { phone: '15550005002' } });
 
 describe('sandbox: media upload and download', () => {
-  let sandbox: RunningSandbox;
-  let alice: SandboxClient;
-  let bob: SandboxClient;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    alice = await linkClient(sandbox, '15550005001');
-    bob = await linkClient(sandbox, '15550005002');
-  });
-
-  afterAll(async () => {
-    await Promise.all([alice?.stop(), bob?.stop()]);
-    await sandbox?.stop();
-  });
-
   // Thumbnails and durations are given so Baileys does not try to compute them from random bytes.
   const cases: [string, (bytes: Buffer) => AnyMessageContent][] = [
     ['image', (bytes) => ({ image: bytes, mimetype: 'image/jpeg', caption: 'a picture', jpegThumbnail: '' })],
@@ -29,7 +15,7 @@ describe('sandbox: media upload and download', () => {
     ['video', (bytes) => ({ video: bytes, mimetype: 'video/mp4', jpegThumbnail: '', seconds: 2 })],
   ];
 
-  it.each(cases)('%s arrives byte-identical after download', async (_kind, content) => {
+  it.for(cases)('%s arrives byte-identical after download', async ([_kind, content], { linked: { sandbox, alice, bob } }) => {
     const bytes = randomBytes(200_000 + Math.floor(Math.random() * 1000));
     const sent = await alice.sock!.sendMessage(bob.userJid, content(bytes));
     const received: WAMessage = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'media message');
@@ -37,7 +23,7 @@ describe('sandbox: media upload and download', () => {
     expect(Buffer.compare(downloaded, bytes)).toBe(0);
   });
 
-  it('logs no Baileys errors', () => {
+  it('logs no Baileys errors', ({ linked: { alice, bob } }) => {
     expect(alice.unexpectedErrors).toEqual([]);
     expect(bob.unexpectedErrors).toEqual([]);
   });

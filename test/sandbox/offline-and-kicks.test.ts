@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { DisconnectReason } from '@whiskeysockets/baileys';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { waitFor } from '../support/wait.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import type { RunningSandbox } from '../../sandbox/index.js';
+import { linkClient } from './support/sandbox-client.js';
+import { withLinkedPair } from './support/linked-pair.js';
+
+const it = withLinkedPair({ alice: { phone: '15550004001' }, bob: { phone: '15550004002' } });
 
 describe('sandbox: offline delivery and kicks', () => {
-  let sandbox: RunningSandbox;
-  let alice: SandboxClient;
-  let bob: SandboxClient;
-
-  const kick = async (phone: string, device: number | undefined, kind: string) => {
+  const kick = async (sandbox: RunningSandbox, phone: string, device: number | undefined, kind: string) => {
     const res = await fetch(`${sandbox.descriptor.controlUrl}/kick`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -23,21 +22,10 @@ describe('sandbox: offline delivery and kicks', () => {
       devices: { device: number; kicked: boolean; unlinked: boolean }[];
     };
   };
-  const linkedDevices = async (phone: string) =>
+  const linkedDevices = async (sandbox: RunningSandbox, phone: string) =>
     ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`)).json()) as { devices: unknown[] }).devices;
 
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    alice = await linkClient(sandbox, '15550004001');
-    bob = await linkClient(sandbox, '15550004002');
-  });
-
-  afterAll(async () => {
-    await Promise.all([alice?.stop(), bob?.stop()]);
-    await sandbox?.stop();
-  });
-
-  it('queues a message for an offline device and delivers it on reconnect with offline="1"', async () => {
+  it('queues a message for an offline device and delivers it on reconnect with offline="1"', async ({ linked: { alice, bob } }) => {
     await bob.stop();
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'while you were away' });
     const opens = bob.openCount;
@@ -48,14 +36,14 @@ describe('sandbox: offline delivery and kicks', () => {
     expect(bob.upsertTypes.get(sent!.key.id!)).toBe('append');
   });
 
-  it.each([
+  it.for<[string, DisconnectReason]>([
     ['restart', DisconnectReason.restartRequired],
     ['conflict', DisconnectReason.connectionReplaced],
     ['end', DisconnectReason.connectionClosed],
-  ])('kick %s closes the client with %i and it reconnects', async (kind, code) => {
+  ])('kick %s closes the client with %i and it reconnects', async ([kind, code], { linked: { sandbox, alice, bob } }) => {
     const opens = alice.openCount;
     const closes = alice.closeCodes.length;
-    expect((await kick('15550004001', 1, kind)).kicked).toBe(true);
+    expect((await kick(sandbox, '15550004001', 1, kind)).kicked).toBe(true);
     await waitFor('the close', () => alice.closeCodes.length > closes, { timeoutMs: 30_000 });
     expect(alice.closeCodes[closes]).toBe(code);
     await alice.waitForOpen(opens + 1);
@@ -63,10 +51,10 @@ describe('sandbox: offline delivery and kicks', () => {
     await alice.waitForMessage((m) => m.key.id === sent!.key.id, `message after ${kind}`);
   });
 
-  it('kick logout closes with 401, the device is unlinked and the client does not reconnect', async () => {
+  it('kick logout closes with 401, the device is unlinked and the client does not reconnect', async ({ linked: { sandbox, bob } }) => {
     const opens = bob.openCount;
     const closes = bob.closeCodes.length;
-    expect(await kick('15550004002', 1, 'logout')).toMatchObject({ kicked: true, unlinked: true });
+    expect(await kick(sandbox, '15550004002', 1, 'logout')).toMatchObject({ kicked: true, unlinked: true });
     await waitFor('the close', () => bob.closeCodes.length > closes, { timeoutMs: 30_000 });
     expect(bob.closeCodes[closes]).toBe(DisconnectReason.loggedOut);
     const info = (await (await fetch(`${sandbox.descriptor.controlUrl}/phones/15550004002`)).json()) as { devices: unknown[] };
@@ -80,19 +68,21 @@ describe('sandbox: offline delivery and kicks', () => {
     expect(bob.openCount).toBe(opens);
   });
 
-  it('kick forbidden closes with 403 (account removed), unlinks the device, and its next login is refused', async () => {
+  it('kick forbidden closes with 403 (account removed), unlinks the device, and its next login is refused', async ({
+    linked: { sandbox },
+  }) => {
     const dave = await linkClient(sandbox, '15550004004');
     try {
       const opens = dave.openCount;
       const closes = dave.closeCodes.length;
-      expect(await kick('15550004004', 1, 'forbidden')).toMatchObject({
+      expect(await kick(sandbox, '15550004004', 1, 'forbidden')).toMatchObject({
         kicked: true,
         unlinked: true,
         devices: [{ device: 1, kicked: true, unlinked: true }],
       });
       await waitFor('the close', () => dave.closeCodes.length > closes, { timeoutMs: 30_000 });
       expect(dave.closeCodes[closes]).toBe(DisconnectReason.forbidden);
-      expect(await linkedDevices('15550004004')).toEqual([]);
+      expect(await linkedDevices(sandbox, '15550004004')).toEqual([]);
       dave.start();
       await waitFor('the refused login', () => dave.closeCodes.length > closes + 1, { timeoutMs: 30_000 });
       expect(dave.closeCodes[closes + 1]).toBe(DisconnectReason.loggedOut);
@@ -102,13 +92,13 @@ describe('sandbox: offline delivery and kicks', () => {
     }
   });
 
-  it('a kick without a device closes every linked device of the phone', async () => {
+  it('a kick without a device closes every linked device of the phone', async ({ linked: { sandbox } }) => {
     const first = await linkClient(sandbox, '15550004005');
     const second = await linkClient(sandbox, '15550004005');
     try {
       const closes = [first.closeCodes.length, second.closeCodes.length];
       const opens = [first.openCount, second.openCount];
-      const answer = await kick('15550004005', undefined, 'conflict');
+      const answer = await kick(sandbox, '15550004005', undefined, 'conflict');
       expect(answer).toMatchObject({ ok: true, kicked: true, unlinked: false });
       expect(answer.devices).toEqual([
         { device: 1, kicked: true, unlinked: false },
@@ -119,15 +109,15 @@ describe('sandbox: offline delivery and kicks', () => {
         expect(client.closeCodes[closes[i]!]).toBe(DisconnectReason.connectionReplaced);
         await client.waitForOpen(opens[i]! + 1);
       }
-      const answerLogout = await kick('15550004005', undefined, 'logout');
+      const answerLogout = await kick(sandbox, '15550004005', undefined, 'logout');
       expect(answerLogout.devices.map((d) => d.unlinked)).toEqual([true, true]);
-      expect(await linkedDevices('15550004005')).toEqual([]);
+      expect(await linkedDevices(sandbox, '15550004005')).toEqual([]);
     } finally {
       await Promise.all([first.stop(), second.stop()]);
     }
   });
 
-  it('a client logging itself out unlinks its device', async () => {
+  it('a client logging itself out unlinks its device', async ({ linked: { sandbox } }) => {
     const carol = await linkClient(sandbox, '15550004003');
     try {
       await carol.sock!.logout();
@@ -141,7 +131,7 @@ describe('sandbox: offline delivery and kicks', () => {
     }
   });
 
-  it('logs no Baileys errors beyond the expected stream errors', () => {
+  it('logs no Baileys errors beyond the expected stream errors', ({ linked: { alice, bob } }) => {
     expect(alice.unexpectedErrors).toEqual([]);
     expect(bob.unexpectedErrors).toEqual([]);
   });

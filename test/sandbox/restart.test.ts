@@ -1,26 +1,17 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { downloadMediaMessage } from '@whiskeysockets/baileys';
 import { sandboxMediaDownloadOptions } from '../../sandbox/client.js';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import { sandboxDataDir } from './support/data-dir-sandbox.js';
+import { linkClient } from './support/sandbox-client.js';
 
 describe('sandbox: restart with a data directory', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-restart-'));
-  let sandbox: RunningSandbox | undefined;
-  const clients: SandboxClient[] = [];
-
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.stop()));
-    await sandbox?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const { dataDir, clients, start } = sandboxDataDir('sandbox-restart-');
 
   it('keeps its keys, ports, linked devices (no new QR), queued messages and media', async () => {
-    sandbox = await startSandbox({ port: 0, dataDir });
+    let sandbox = await start({ port: 0 });
     const written = JSON.parse(readFileSync(join(dataDir, 'sandbox.json'), 'utf8')) as unknown;
     expect(written).toEqual(sandbox.descriptor);
     expect(sandbox.descriptor.rootPublicKey).toMatch(/^[0-9a-f]{64}$/);
@@ -36,7 +27,7 @@ describe('sandbox: restart with a data directory', () => {
     const before = sandbox.descriptor;
     await sandbox.stop();
 
-    sandbox = await startSandbox({ dataDir, reusePorts: true });
+    sandbox = await start({ reusePorts: true });
     expect(sandbox.descriptor).toEqual(before);
     const aliceOpens = alice.openCount;
     const bobOpens = bob.openCount;

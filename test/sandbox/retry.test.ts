@@ -1,24 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import { describe, expect } from 'vitest';
+import { withLinkedPair } from './support/linked-pair.js';
+
+const it = withLinkedPair({ alice: { phone: '15550008001' }, bob: { phone: '15550008002' } });
 
 describe('sandbox: retry receipts', () => {
-  let sandbox: RunningSandbox;
-  let alice: SandboxClient;
-  let bob: SandboxClient;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    alice = await linkClient(sandbox, '15550008001');
-    bob = await linkClient(sandbox, '15550008002');
-  });
-
-  afterAll(async () => {
-    await Promise.all([alice?.stop(), bob?.stop()]);
-    await sandbox?.stop();
-  });
-
-  it('a device that cannot decrypt asks for a retry and gets the message re-encrypted', async () => {
+  it('a device that cannot decrypt asks for a retry and gets the message re-encrypted', async ({ linked: { alice, bob } }) => {
     const first = await alice.sock!.sendMessage(bob.userJid, { text: 'session set up' });
     await bob.waitForMessage((m) => m.key.id === first!.key.id, 'first message');
 
@@ -40,7 +26,7 @@ describe('sandbox: retry receipts', () => {
     expect(alice.unexpectedErrors).toEqual([]);
   });
 
-  it('the phone answers a retry receipt by re-sending its message', async () => {
+  it('the phone answers a retry receipt by re-sending its message', async ({ linked: { sandbox, alice, bob } }) => {
     const send = (text: string) =>
       fetch(`${sandbox.descriptor.controlUrl}/phones/15550008001/messages`, {
         method: 'POST',

@@ -1,27 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { proto } from '@whiskeysockets/baileys';
-import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
-import { linkClient, type SandboxClient } from './support/sandbox-client.js';
+import { withLinkedPair } from './support/linked-pair.js';
 
 const { Status } = proto.WebMessageInfo;
 
+const it = withLinkedPair({ alice: { phone: '15550002001', pushName: 'Alice' }, bob: { phone: '15550002002', pushName: 'Bob' } });
+
 describe('sandbox: text between two companions', () => {
-  let sandbox: RunningSandbox;
-  let alice: SandboxClient;
-  let bob: SandboxClient;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
-    alice = await linkClient(sandbox, '15550002001', { pushName: 'Alice' });
-    bob = await linkClient(sandbox, '15550002002', { pushName: 'Bob' });
-  });
-
-  afterAll(async () => {
-    await Promise.all([alice?.stop(), bob?.stop()]);
-    await sandbox?.stop();
-  });
-
-  it('delivers text both ways with delivered and read receipts', async () => {
+  it('delivers text both ways with delivered and read receipts', async ({ linked: { alice, bob } }) => {
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'hello bob' });
     const received = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'hello bob');
     expect(received.message?.conversation ?? received.message?.extendedTextMessage?.text).toBe('hello bob');
@@ -37,7 +23,7 @@ describe('sandbox: text between two companions', () => {
     await bob.waitForStatus(reply!.key.id!, Status.DELIVERY_ACK);
   });
 
-  it('routes a quoted reply', async () => {
+  it('routes a quoted reply', async ({ linked: { alice, bob } }) => {
     const original = await alice.sock!.sendMessage(bob.userJid, { text: 'question?' });
     const got = await bob.waitForMessage((m) => m.key.id === original!.key.id, 'question');
     const reply = await bob.sock!.sendMessage(alice.userJid, { text: 'answer' }, { quoted: got });
@@ -46,7 +32,7 @@ describe('sandbox: text between two companions', () => {
     expect(received.message?.extendedTextMessage?.contextInfo?.stanzaId).toBe(original!.key.id);
   });
 
-  it('routes a reaction', async () => {
+  it('routes a reaction', async ({ linked: { alice, bob } }) => {
     const original = await alice.sock!.sendMessage(bob.userJid, { text: 'react to me' });
     const got = await bob.waitForMessage((m) => m.key.id === original!.key.id, 'react to me');
     const reaction = await bob.sock!.sendMessage(alice.userJid, { react: { text: '👍', key: got.key } });
@@ -55,7 +41,7 @@ describe('sandbox: text between two companions', () => {
     expect(received.message?.reactionMessage?.key?.id).toBe(original!.key.id);
   });
 
-  it('routes a delete for everyone', async () => {
+  it('routes a delete for everyone', async ({ linked: { alice, bob } }) => {
     const original = await alice.sock!.sendMessage(bob.userJid, { text: 'oops' });
     await bob.waitForMessage((m) => m.key.id === original!.key.id, 'oops');
     const revoke = await alice.sock!.sendMessage(bob.userJid, { delete: original!.key });
@@ -64,7 +50,7 @@ describe('sandbox: text between two companions', () => {
     expect(received.message?.protocolMessage?.key?.id).toBe(original!.key.id);
   });
 
-  it('routes an edit', async () => {
+  it('routes an edit', async ({ linked: { alice, bob } }) => {
     const original = await alice.sock!.sendMessage(bob.userJid, { text: 'typo hree' });
     await bob.waitForMessage((m) => m.key.id === original!.key.id, 'typo hree');
     const edit = await alice.sock!.sendMessage(bob.userJid, { text: 'typo here', edit: original!.key });
@@ -75,19 +61,19 @@ describe('sandbox: text between two companions', () => {
     expect(protocol?.editedMessage?.conversation ?? protocol?.editedMessage?.extendedTextMessage?.text).toBe('typo here');
   });
 
-  it('routes a message addressed to a LID', async () => {
+  it('routes a message addressed to a LID', async ({ linked: { alice, bob } }) => {
     const bobLid = bob.auth.creds.me!.lid!.replace(/:\d+@/, '@');
     const sent = await alice.sock!.sendMessage(bobLid, { text: 'to your lid' });
     const got = await bob.waitForMessage((m) => m.key.id === sent!.key.id, 'the LID-addressed message');
     expect(got.message?.conversation ?? got.message?.extendedTextMessage?.text).toBe('to your lid');
   });
 
-  it('answers onWhatsApp for numbers on the network and not for others', async () => {
+  it('answers onWhatsApp for numbers on the network and not for others', async ({ linked: { alice } }) => {
     const found = await alice.sock!.onWhatsApp('15550002002', '19990000000');
     expect(found).toEqual([{ jid: '15550002002@s.whatsapp.net', exists: true }]);
   });
 
-  it('logs no Baileys errors', () => {
+  it('logs no Baileys errors', ({ linked: { alice, bob } }) => {
     expect(alice.unexpectedErrors).toEqual([]);
     expect(bob.unexpectedErrors).toEqual([]);
   });

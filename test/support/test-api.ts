@@ -1,5 +1,6 @@
 import { startApiServer, type ApiServer } from '../../functions/server.js';
-import { silentLogger, type TestStack } from './test-stack.js';
+import { startFakeConnector, type FakeConnector } from './fake-connector.js';
+import { silentLogger, startTestStack, type TestStack } from './test-stack.js';
 
 /** The API on a free loopback port against the stack; `call` sends JSON and parses the answer. */
 export async function startTestApi(stack: TestStack): Promise<ApiServer & { call: typeof call }> {
@@ -21,4 +22,30 @@ export async function startTestApi(stack: TestStack): Promise<ApiServer & { call
     return { status: response.status, body: json, headers: response.headers };
   }
   return { ...api, call };
+}
+
+export type TestApi = Awaited<ReturnType<typeof startTestApi>>;
+
+/**
+ * A test stack with the API and a fake connector on it; `stop` ends them in reverse order.
+ * A suite destructures it in `beforeAll` and calls `stop` in `afterAll`.
+ */
+export async function startApiStack(
+  options: Parameters<typeof startTestStack>[0] = {},
+): Promise<{ stack: TestStack; api: TestApi; connector: FakeConnector; stop: () => Promise<void> }> {
+  const stack = await startTestStack(options);
+  let api: TestApi;
+  try {
+    api = await startTestApi(stack);
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+  const connector = startFakeConnector(stack);
+  const stop = async () => {
+    await connector.stop();
+    await api.close();
+    await stack.stop();
+  };
+  return { stack, api, connector, stop };
 }

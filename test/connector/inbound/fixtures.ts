@@ -1,4 +1,9 @@
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
+import { afterAll, beforeAll } from 'vitest';
+import { createQueues, type Queues } from '../../../core/queues.js';
+import { tableOf } from '../../../core/store/table.js';
+import { createInboundPipeline, type InboundPipeline } from '../../../connector/inbound/pipeline.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 
 export const SELF_JID = '15550001111:3@s.whatsapp.net';
 export const SELF = '15550001111@s.whatsapp.net';
@@ -43,3 +48,39 @@ export const mediaCommon = {
   fileSha256: new Uint8Array(32).fill(1),
   fileEncSha256: new Uint8Array(32).fill(2),
 };
+
+/** The stack, queues and pipeline an inbound suite shares: set in `beforeAll`, stopped in `afterAll`. */
+interface InboundStack {
+  stack: TestStack;
+  queues: Queues;
+  pipeline: InboundPipeline;
+  /** A fresh account id per test (`<prefix><n><now>`): the stack is shared, the data is not. */
+  newAccount(): string;
+  table(): ReturnType<typeof tableOf>;
+}
+
+/** Registers the hooks that start one test stack with an inbound pipeline for the calling file. */
+export function useInboundStack(accountPrefix: string): InboundStack {
+  let accountSeq = 0;
+  const inbound = {
+    newAccount() {
+      accountSeq += 1;
+      return `${accountPrefix}${accountSeq}${Date.now()}`;
+    },
+    table: () => tableOf(inbound.stack.config, inbound.stack.clients),
+  } as InboundStack;
+  beforeAll(async () => {
+    inbound.stack = await startTestStack();
+    inbound.queues = createQueues(inbound.stack.config, inbound.stack.clients, silentLogger);
+    inbound.pipeline = createInboundPipeline({
+      config: inbound.stack.config,
+      clients: inbound.stack.clients,
+      logger: silentLogger,
+      queues: inbound.queues,
+    });
+  });
+  afterAll(async () => {
+    await inbound.stack?.stop();
+  });
+  return inbound;
+}

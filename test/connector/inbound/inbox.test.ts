@@ -1,38 +1,17 @@
 import { Readable } from 'node:stream';
 import { proto, writeRandomPadMax16 } from '@whiskeysockets/baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createQueues, type Queues } from '../../../core/queues.js';
+import { describe, expect, it } from 'vitest';
 import { findChat } from '../../../core/store/chats.js';
 import { listInboxRecords } from '../../../core/store/inbox.js';
 import { findMessage, findMessageRecord, putMessageIfAbsent } from '../../../core/store/messages.js';
-import { tableOf } from '../../../core/store/table.js';
 import { Inbox } from '../../../connector/inbound/inbox.js';
 import { messageFromInbox, replayInbox } from '../../../connector/inbound/inbox-replay.js';
-import { createInboundPipeline, type InboundContext, type InboundPipeline } from '../../../connector/inbound/pipeline.js';
-import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
-import { GROUP, nextId, PEER, SECONDS, SELF_JID } from './fixtures.js';
+import type { InboundContext } from '../../../connector/inbound/pipeline.js';
+import { silentLogger } from '../../support/test-stack.js';
+import { GROUP, nextId, PEER, SECONDS, SELF_JID, useInboundStack } from './fixtures.js';
 import { webhookEvents } from './webhook-events.js';
 
-let stack: TestStack;
-let pipeline: InboundPipeline;
-let queues: Queues;
-let accountSeq = 0;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  queues = createQueues(stack.config, stack.clients, silentLogger);
-  pipeline = createInboundPipeline({ config: stack.config, clients: stack.clients, logger: silentLogger, queues });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
-
-function newAccount(): string {
-  accountSeq += 1;
-  return `inbox${accountSeq}${Date.now()}`;
-}
-
-const table = () => tableOf(stack.config, stack.clients);
+const inbound = useInboundStack('inbox');
 const ME = { id: SELF_JID };
 const ctx: InboundContext = {
   selfJid: SELF_JID,
@@ -59,101 +38,101 @@ const replay = (accountId: string, inbox: Inbox) =>
     inbox,
     me: ME,
     logger: silentLogger,
-    handleUpsert: (upsert) => pipeline.handleUpsert(accountId, upsert, ctx),
+    handleUpsert: (upsert) => inbound.pipeline.handleUpsert(accountId, upsert, ctx),
   });
 
 describe('inbound write-ahead log', () => {
   it('a record left behind by a process that died after the receipt is stored and enqueued by the replay', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const id = nextId();
     // The process that received it: recorded, receipted, then killed before storing.
-    await new Inbox(table(), accountId, silentLogger).record({
+    await new Inbox(inbound.table(), accountId, silentLogger).record({
       stanza: stanzaFrom(id),
       part: 0,
       encType: 'msg',
       plaintext: plaintextOf({ conversation: 'receipted, never stored' }),
     });
-    const [left] = await listInboxRecords(table(), accountId);
+    const [left] = await listInboxRecords(inbound.table(), accountId);
     expect(left).toMatchObject({ accountId, messageId: id, part: 0, encType: 'msg' });
     expect(left!.expiresAt).toBeGreaterThan(Date.now() / 1000 + 24 * 3600);
 
-    const result = await replay(accountId, new Inbox(table(), accountId, silentLogger));
+    const result = await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
 
     expect(result).toEqual({ replayed: 1, failed: 0 });
-    expect(await findMessage(table(), accountId, id)).toMatchObject({
+    expect(await findMessage(inbound.table(), accountId, id)).toMatchObject({
       text: 'receipted, never stored',
       from: PEER,
       chatId: PEER,
       fromMe: false,
       timestamp: SECONDS * 1000,
     });
-    expect(await findChat(table(), accountId, PEER)).toMatchObject({ name: 'Alice', unreadCount: 1 });
-    const events = await webhookEvents(queues, accountId, 1);
+    expect(await findChat(inbound.table(), accountId, PEER)).toMatchObject({ name: 'Alice', unreadCount: 1 });
+    const events = await webhookEvents(inbound.queues, accountId, 1);
     expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${id}`]);
-    expect(await listInboxRecords(table(), accountId)).toEqual([]);
+    expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
 
   it('a record of a message stored with its event pending: the replay enqueues the event once and clears the mark', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const id = nextId();
-    const inbox = new Inbox(table(), accountId, silentLogger);
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
     await inbox.record({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: 'half done' }) });
     // The process stored the row (with its outbox mark) and died before the enqueue.
     await putMessageIfAbsent(
-      table(),
+      inbound.table(),
       accountId,
       { messageId: id, from: PEER, chatId: PEER, timestamp: SECONDS * 1000, type: 'text', fromMe: false, text: 'half done' },
       { eventPending: true },
     );
 
-    await replay(accountId, new Inbox(table(), accountId, silentLogger));
-    await replay(accountId, new Inbox(table(), accountId, silentLogger));
+    await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
+    await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
 
-    const events = await webhookEvents(queues, accountId, 2, 4_000);
+    const events = await webhookEvents(inbound.queues, accountId, 2, 4_000);
     expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${id}`]);
-    expect((await findMessageRecord(table(), accountId, id))?.marks).toEqual({});
-    expect(await listInboxRecords(table(), accountId)).toEqual([]);
+    expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
+    expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
 
   it('records whose upsert this process is still handling are not replayed; settling deletes them', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const id = nextId();
-    const inbox = new Inbox(table(), accountId, silentLogger);
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
     await inbox.record({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: 'in flight' }) });
     expect(await inbox.stranded()).toEqual([]);
     expect(await replay(accountId, inbox)).toEqual({ replayed: 0, failed: 0 });
-    expect(await findMessage(table(), accountId, id)).toBeUndefined();
+    expect(await findMessage(inbound.table(), accountId, id)).toBeUndefined();
 
     inbox.settle(id);
     await inbox.drained();
-    expect(await listInboxRecords(table(), accountId)).toEqual([]);
+    expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
 
   it('a failed handling releases the records: the next replay stores the message', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const id = nextId();
-    const inbox = new Inbox(table(), accountId, silentLogger);
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
     await inbox.record({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: 'second chance' }) });
     inbox.release(id);
     expect((await inbox.stranded()).map((r) => r.messageId)).toEqual([id]);
     await replay(accountId, inbox);
-    expect(await findMessage(table(), accountId, id)).toMatchObject({ text: 'second chance' });
+    expect(await findMessage(inbound.table(), accountId, id)).toMatchObject({ text: 'second chance' });
   });
 
   it('an undecodable record is dropped and the others are still replayed', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const bad = nextId();
     const good = nextId();
-    const inbox = new Inbox(table(), accountId, silentLogger);
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
     await inbox.record({ stanza: stanzaFrom(bad), part: 0, encType: 'msg', plaintext: Buffer.from([1, 2, 3, 250]) });
     await inbox.record({ stanza: stanzaFrom(good), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: 'fine' }) });
 
-    const result = await replay(accountId, new Inbox(table(), accountId, silentLogger));
+    const result = await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
 
     expect(result).toEqual({ replayed: 1, failed: 0 });
-    expect(await findMessage(table(), accountId, good)).toMatchObject({ text: 'fine' });
-    expect(await findMessage(table(), accountId, bad)).toBeUndefined();
-    expect(await listInboxRecords(table(), accountId)).toEqual([]);
+    expect(await findMessage(inbound.table(), accountId, good)).toMatchObject({ text: 'fine' });
+    expect(await findMessage(inbound.table(), accountId, bad)).toBeUndefined();
+    expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
 
   it('a group message is rebuilt from both decrypted parts (sender key distribution, then content)', () => {

@@ -1,39 +1,17 @@
 import { Readable } from 'node:stream';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getStream } from '../../../core/media-store.js';
 import { mediaStoreOf } from '../../../core/media-store.js';
-import { createQueues, type Queues } from '../../../core/queues.js';
 import { findChat } from '../../../core/store/chats.js';
 import { findMedia } from '../../../core/store/media.js';
 import { findMessage, findMessageRecord, putMessageIfAbsent } from '../../../core/store/messages.js';
-import { tableOf } from '../../../core/store/table.js';
-import { createInboundPipeline, type InboundContext, type InboundPipeline } from '../../../connector/inbound/pipeline.js';
-import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
-import { mediaCommon, nextId, PEER, SECONDS, SELF, SELF_JID, waMessage } from './fixtures.js';
+import { createInboundPipeline, type InboundContext } from '../../../connector/inbound/pipeline.js';
+import { silentLogger } from '../../support/test-stack.js';
+import { mediaCommon, nextId, PEER, SECONDS, SELF, SELF_JID, useInboundStack, waMessage } from './fixtures.js';
 import { webhookEvents as drainWebhookEvents } from './webhook-events.js';
 
-let stack: TestStack;
-let pipeline: InboundPipeline;
-let queues: Queues;
-let accountSeq = 0;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  queues = createQueues(stack.config, stack.clients, silentLogger);
-  pipeline = createInboundPipeline({ config: stack.config, clients: stack.clients, logger: silentLogger, queues });
-});
-afterAll(async () => {
-  await stack?.stop();
-});
-
-/** A fresh account id per test: the stack is shared, the data is not. */
-function newAccount(): string {
-  accountSeq += 1;
-  return `inbound${accountSeq}${Date.now()}`;
-}
-
-const table = () => tableOf(stack.config, stack.clients);
+const inbound = useInboundStack('inbound');
 
 /** Serves `bytes` for every download; counts calls. */
 function context(bytes: Buffer | Error = Buffer.from('media-bytes')): InboundContext & { downloads: number } {
@@ -50,7 +28,8 @@ function context(bytes: Buffer | Error = Buffer.from('media-bytes')): InboundCon
 }
 
 /** The webhook events of `accountId` (see webhook-events.ts). */
-const webhookEvents = (accountId: string, count: number, deadlineMs?: number) => drainWebhookEvents(queues, accountId, count, deadlineMs);
+const webhookEvents = (accountId: string, count: number, deadlineMs?: number) =>
+  drainWebhookEvents(inbound.queues, accountId, count, deadlineMs);
 
 async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -60,13 +39,13 @@ async function readAll(stream: Readable): Promise<Buffer> {
 
 describe('inbound pipeline', () => {
   it('stores a text message and its chat, then enqueues the spec payload', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const msg = waMessage({ conversation: 'hello' }, { pushName: 'Alice' });
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
 
-    const stored = await findMessage(table(), accountId, msg.key.id!);
+    const stored = await findMessage(inbound.table(), accountId, msg.key.id!);
     expect(stored).toMatchObject({ type: 'text', text: 'hello', from: PEER, chatId: PEER, fromMe: false, timestamp: SECONDS * 1000 });
-    expect(await findChat(table(), accountId, PEER)).toEqual({
+    expect(await findChat(inbound.table(), accountId, PEER)).toEqual({
       chatId: PEER,
       name: 'Alice',
       unreadCount: 1,
@@ -91,29 +70,29 @@ describe('inbound pipeline', () => {
   });
 
   it('stores a redelivered message once: one row, unread counted once, one event', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const msg = waMessage({ conversation: 'again' });
     const ctx = context();
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
-    expect((await findChat(table(), accountId, PEER))?.unreadCount).toBe(1);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    expect((await findChat(inbound.table(), accountId, PEER))?.unreadCount).toBe(1);
     expect(await webhookEvents(accountId, 2, 4_000)).toHaveLength(1);
   });
 
   it('a new message leaves no pending-event mark once its event is enqueued', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const msg = waMessage({ conversation: 'marked then cleared' });
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
-    expect((await findMessageRecord(table(), accountId, msg.key.id!))?.marks).toEqual({});
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({});
     expect(await webhookEvents(accountId, 1)).toHaveLength(1);
   });
 
   it('a stored message whose event is still pending gets it enqueued on redelivery, exactly once', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const msg = waMessage({ conversation: 'stored, then the process died' });
     // As left by a crash between the row's write and the enqueue.
     await putMessageIfAbsent(
-      table(),
+      inbound.table(),
       accountId,
       {
         messageId: msg.key.id!,
@@ -126,20 +105,20 @@ describe('inbound pipeline', () => {
       },
       { eventPending: true },
     );
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
 
     const events = await webhookEvents(accountId, 2, 4_000);
     expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${msg.key.id}`]);
     expect(events[0]?.payload).toMatchObject({ message: 'stored, then the process died', from: PEER, type: 'text' });
-    expect((await findMessageRecord(table(), accountId, msg.key.id!))?.marks).toEqual({});
+    expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({});
   });
 
   it('an edit of a message whose event is pending keeps the mark: the redelivery still enqueues it', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const msg = waMessage({ conversation: 'helo' });
     await putMessageIfAbsent(
-      table(),
+      inbound.table(),
       accountId,
       { messageId: msg.key.id!, from: PEER, chatId: PEER, timestamp: SECONDS * 1000, type: 'text', fromMe: false, text: 'helo' },
       { eventPending: true },
@@ -151,31 +130,31 @@ describe('inbound pipeline', () => {
         editedMessage: { conversation: 'hello' },
       },
     });
-    await pipeline.handleUpsert(accountId, { messages: [edit], type: 'notify' }, context());
-    expect((await findMessageRecord(table(), accountId, msg.key.id!))?.marks).toEqual({ eventPending: true });
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [edit], type: 'notify' }, context());
+    expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({ eventPending: true });
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
     const events = await webhookEvents(accountId, 1);
     expect(events[0]?.payload.message).toBe('hello');
   });
 
   it('stores messages sent from the phone (fromMe) without unread and without a webhook event', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const mine = waMessage({ conversation: 'from my phone' }, { fromMe: true, pushName: 'Me' });
     const theirs = waMessage({ conversation: 'reply' }, { seconds: SECONDS + 5 });
-    await pipeline.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
-    await pipeline.handleUpsert(accountId, { messages: [theirs], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [theirs], type: 'notify' }, context());
 
-    expect(await findMessage(table(), accountId, mine.key.id!)).toMatchObject({ fromMe: true, from: SELF, text: 'from my phone' });
-    const chat = await findChat(table(), accountId, PEER);
+    expect(await findMessage(inbound.table(), accountId, mine.key.id!)).toMatchObject({ fromMe: true, from: SELF, text: 'from my phone' });
+    const chat = await findChat(inbound.table(), accountId, PEER);
     expect(chat).toMatchObject({ unreadCount: 1, lastMessageTime: (SECONDS + 5) * 1000, name: '15550002222' });
     const events = await webhookEvents(accountId, 2, 4_000);
     expect(events.map((e) => e.payload.messageId)).toEqual([theirs.key.id]);
   });
 
   it('with WEBHOOK_INCLUDE_FROM_ME=true, messages sent from the phone are delivered too', async () => {
-    const accountId = newAccount();
-    const config = { ...stack.config, WEBHOOK_INCLUDE_FROM_ME: true };
-    const including = createInboundPipeline({ config, clients: stack.clients, logger: silentLogger, queues });
+    const accountId = inbound.newAccount();
+    const config = { ...inbound.stack.config, WEBHOOK_INCLUDE_FROM_ME: true };
+    const including = createInboundPipeline({ config, clients: inbound.stack.clients, logger: silentLogger, queues: inbound.queues });
     const mine = waMessage({ conversation: 'from my phone' }, { fromMe: true });
     await including.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
     const [event] = await webhookEvents(accountId, 1);
@@ -183,34 +162,34 @@ describe('inbound pipeline', () => {
   });
 
   it('keeps lastMessageTime at the newest message when an older one arrives late', async () => {
-    const accountId = newAccount();
-    await pipeline.handleUpsert(
+    const accountId = inbound.newAccount();
+    await inbound.pipeline.handleUpsert(
       accountId,
       { messages: [waMessage({ conversation: 'new' }, { seconds: SECONDS + 100 })], type: 'notify' },
       context(),
     );
-    await pipeline.handleUpsert(
+    await inbound.pipeline.handleUpsert(
       accountId,
       { messages: [waMessage({ conversation: 'old' }, { seconds: SECONDS })], type: 'notify' },
       context(),
     );
-    expect(await findChat(table(), accountId, PEER)).toMatchObject({ lastMessageTime: (SECONDS + 100) * 1000, unreadCount: 2 });
+    expect(await findChat(inbound.table(), accountId, PEER)).toMatchObject({ lastMessageTime: (SECONDS + 100) * 1000, unreadCount: 2 });
   });
 
   it('stores image media once in S3 with mimetype and size, served by mediaId', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const bytes = Buffer.from('\x89PNG fake image bytes');
     const msg = waMessage({ imageMessage: { ...mediaCommon, mimetype: 'image/png', caption: 'pic' } });
     const ctx = context(bytes);
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
     expect(ctx.downloads).toBe(1);
 
-    const stored = await findMessage(table(), accountId, msg.key.id!);
+    const stored = await findMessage(inbound.table(), accountId, msg.key.id!);
     expect(stored).toMatchObject({ type: 'image', hasMedia: true, caption: 'pic', mimetype: 'image/png', fileLength: bytes.length });
-    const media = await findMedia(table(), accountId, stored!.mediaId!);
+    const media = await findMedia(inbound.table(), accountId, stored!.mediaId!);
     expect(media).toMatchObject({ messageId: msg.key.id, mimetype: 'image/png', size: bytes.length });
-    const object = await getStream(mediaStoreOf(stack.config, stack.clients), media!.s3Key);
+    const object = await getStream(mediaStoreOf(inbound.stack.config, inbound.stack.clients), media!.s3Key);
     expect(object?.contentType).toBe('image/png');
     expect(await readAll(object!.body)).toEqual(bytes);
 
@@ -219,39 +198,47 @@ describe('inbound pipeline', () => {
   });
 
   it('stores every media kind with its fields (voice note, video, document, sticker)', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const voice = waMessage({ audioMessage: { ...mediaCommon, mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 4 } });
     const video = waMessage({ videoMessage: { ...mediaCommon, mimetype: 'video/mp4', seconds: 2 } });
     const doc = waMessage({ documentMessage: { ...mediaCommon, mimetype: 'application/pdf', fileName: 'r.pdf' } });
     const sticker = waMessage({ stickerMessage: { ...mediaCommon, mimetype: 'image/webp' } });
-    await pipeline.handleUpsert(accountId, { messages: [voice, video, doc, sticker], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [voice, video, doc, sticker], type: 'notify' }, context());
 
-    expect(await findMessage(table(), accountId, voice.key.id!)).toMatchObject({ type: 'audio', ptt: true, seconds: 4, hasMedia: true });
-    expect(await findMessage(table(), accountId, video.key.id!)).toMatchObject({ type: 'video', seconds: 2, hasMedia: true });
-    const storedDoc = await findMessage(table(), accountId, doc.key.id!);
+    expect(await findMessage(inbound.table(), accountId, voice.key.id!)).toMatchObject({
+      type: 'audio',
+      ptt: true,
+      seconds: 4,
+      hasMedia: true,
+    });
+    expect(await findMessage(inbound.table(), accountId, video.key.id!)).toMatchObject({ type: 'video', seconds: 2, hasMedia: true });
+    const storedDoc = await findMessage(inbound.table(), accountId, doc.key.id!);
     expect(storedDoc).toMatchObject({ type: 'document', fileName: 'r.pdf', hasMedia: true });
-    expect(await findMedia(table(), accountId, storedDoc!.mediaId!)).toMatchObject({ fileName: 'r.pdf', mimetype: 'application/pdf' });
-    expect((await findMessage(table(), accountId, sticker.key.id!))?.mediaId).toBeDefined();
-    expect(await findChat(table(), accountId, PEER)).toMatchObject({ unreadCount: 4 });
+    expect(await findMedia(inbound.table(), accountId, storedDoc!.mediaId!)).toMatchObject({
+      fileName: 'r.pdf',
+      mimetype: 'application/pdf',
+    });
+    expect((await findMessage(inbound.table(), accountId, sticker.key.id!))?.mediaId).toBeDefined();
+    expect(await findChat(inbound.table(), accountId, PEER)).toMatchObject({ unreadCount: 4 });
   });
 
   it('keeps the message row when the media download fails', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const msg = waMessage({ videoMessage: { ...mediaCommon, mimetype: 'video/mp4', caption: 'lost' } });
-    await pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context(new Error('media host unreachable')));
-    const stored = await findMessage(table(), accountId, msg.key.id!);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context(new Error('media host unreachable')));
+    const stored = await findMessage(inbound.table(), accountId, msg.key.id!);
     expect(stored).toMatchObject({ type: 'video', hasMedia: true, caption: 'lost', mediaError: 'media could not be downloaded' });
     expect(stored?.mediaId).toBeUndefined();
     expect(await webhookEvents(accountId, 1)).toHaveLength(1);
   });
 
   it('gives up on a stalled media download after the timeout and keeps the message', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const quick = createInboundPipeline({
-      config: stack.config,
-      clients: stack.clients,
+      config: inbound.stack.config,
+      clients: inbound.stack.clients,
       logger: silentLogger,
-      queues,
+      queues: inbound.queues,
       mediaTimeoutMs: 500,
     });
     const stalled = new Readable({ read() {} });
@@ -259,35 +246,35 @@ describe('inbound pipeline', () => {
     const ctx: InboundContext = { selfJid: SELF_JID, download: async () => stalled };
     const msg = waMessage({ imageMessage: { ...mediaCommon, mimetype: 'image/jpeg' } });
     await quick.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
-    const stored = await findMessage(table(), accountId, msg.key.id!);
+    const stored = await findMessage(inbound.table(), accountId, msg.key.id!);
     expect(stored).toMatchObject({ type: 'image', hasMedia: true, mediaError: 'media download timed out' });
     expect(stored?.mediaId).toBeUndefined();
     expect(stalled.destroyed).toBe(true);
   });
 
   it('applies reactions to the stored message instead of adding rows', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const target = waMessage({ conversation: 'react to me' }, { fromMe: true });
     const react = (emoji: string) =>
       waMessage({
         reactionMessage: { key: { id: target.key.id, remoteJid: PEER, fromMe: false }, text: emoji, senderTimestampMs: 1_767_000_001_000 },
       });
     const first = react('👍');
-    await pipeline.handleUpsert(accountId, { messages: [target, first], type: 'notify' }, context());
-    expect((await findMessage(table(), accountId, target.key.id!))?.reactions).toEqual([
+    await inbound.pipeline.handleUpsert(accountId, { messages: [target, first], type: 'notify' }, context());
+    expect((await findMessage(inbound.table(), accountId, target.key.id!))?.reactions).toEqual([
       { from: PEER, emoji: '👍', timestamp: 1_767_000_001_000 },
     ]);
-    expect(await findMessage(table(), accountId, first.key.id!)).toBeUndefined();
+    expect(await findMessage(inbound.table(), accountId, first.key.id!)).toBeUndefined();
 
-    await pipeline.handleUpsert(accountId, { messages: [react('❤️')], type: 'notify' }, context());
-    expect((await findMessage(table(), accountId, target.key.id!))?.reactions?.map((r) => r.emoji)).toEqual(['❤️']);
-    await pipeline.handleUpsert(accountId, { messages: [react('')], type: 'notify' }, context());
-    expect((await findMessage(table(), accountId, target.key.id!))?.reactions).toBeUndefined();
+    await inbound.pipeline.handleUpsert(accountId, { messages: [react('❤️')], type: 'notify' }, context());
+    expect((await findMessage(inbound.table(), accountId, target.key.id!))?.reactions?.map((r) => r.emoji)).toEqual(['❤️']);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [react('')], type: 'notify' }, context());
+    expect((await findMessage(inbound.table(), accountId, target.key.id!))?.reactions).toBeUndefined();
     expect(await webhookEvents(accountId, 1, 3_000)).toHaveLength(0);
   });
 
   it('applies an edit to the stored text instead of adding a row', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const target = waMessage({ conversation: 'helo' });
     const edit = waMessage({
       protocolMessage: {
@@ -296,13 +283,13 @@ describe('inbound pipeline', () => {
         editedMessage: { extendedTextMessage: { text: 'hello' } },
       },
     });
-    await pipeline.handleUpsert(accountId, { messages: [target, edit], type: 'notify' }, context());
-    expect(await findMessage(table(), accountId, target.key.id!)).toMatchObject({ text: 'hello', type: 'text' });
-    expect(await findMessage(table(), accountId, edit.key.id!)).toBeUndefined();
+    await inbound.pipeline.handleUpsert(accountId, { messages: [target, edit], type: 'notify' }, context());
+    expect(await findMessage(inbound.table(), accountId, target.key.id!)).toMatchObject({ text: 'hello', type: 'text' });
+    expect(await findMessage(inbound.table(), accountId, edit.key.id!)).toBeUndefined();
   });
 
   it('ignores a revoke or reaction naming a message of another chat', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const target = waMessage({ conversation: 'mine to keep' });
     const other = '15550009999@s.whatsapp.net';
     const revoke = waMessage(
@@ -310,26 +297,26 @@ describe('inbound pipeline', () => {
       { remoteJid: other },
     );
     const react = waMessage({ reactionMessage: { key: { id: target.key.id, remoteJid: other }, text: '😈' } }, { remoteJid: other });
-    await pipeline.handleUpsert(accountId, { messages: [target, revoke, react], type: 'notify' }, context());
-    const stored = await findMessage(table(), accountId, target.key.id!);
+    await inbound.pipeline.handleUpsert(accountId, { messages: [target, revoke, react], type: 'notify' }, context());
+    const stored = await findMessage(inbound.table(), accountId, target.key.id!);
     expect(stored).toMatchObject({ text: 'mine to keep' });
     expect(stored?.revoked).toBeUndefined();
     expect(stored?.reactions).toBeUndefined();
   });
 
   it('marks a revoked message instead of adding a row, and skips status broadcasts', async () => {
-    const accountId = newAccount();
+    const accountId = inbound.newAccount();
     const target = waMessage({ conversation: 'oops' });
     const revoke = waMessage({
       protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: target.key.id, remoteJid: PEER } },
     });
     const status = waMessage({ conversation: 'my story' }, { remoteJid: 'status@broadcast', participant: PEER, id: nextId() });
-    await pipeline.handleUpsert(accountId, { messages: [target, revoke, status], type: 'notify' }, context());
+    await inbound.pipeline.handleUpsert(accountId, { messages: [target, revoke, status], type: 'notify' }, context());
 
-    const stored = await findMessage(table(), accountId, target.key.id!);
+    const stored = await findMessage(inbound.table(), accountId, target.key.id!);
     expect(stored).toMatchObject({ revoked: true, type: 'text' });
     expect(stored?.text).toBeUndefined();
-    expect(await findMessage(table(), accountId, revoke.key.id!)).toBeUndefined();
-    expect(await findMessage(table(), accountId, status.key.id!)).toBeUndefined();
+    expect(await findMessage(inbound.table(), accountId, revoke.key.id!)).toBeUndefined();
+    expect(await findMessage(inbound.table(), accountId, status.key.id!)).toBeUndefined();
   });
 });
