@@ -16,10 +16,8 @@
  *    messages/s instead, for the latency at a sustained rate.
  * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createInterface } from 'node:readline';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createClients, destroyClients } from '../core/aws.js';
@@ -31,7 +29,7 @@ import { createAccount, listAccounts } from '../core/store/accounts.js';
 import { tableOf } from '../core/store/table.js';
 import { registerWebhook } from '../core/store/webhooks.js';
 import { startEmulators } from '../infra/local/emulators.js';
-import type { SandboxDescriptor } from '../sandbox/index.js';
+import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
 import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../test/support/wait.js';
@@ -78,27 +76,6 @@ function cpuSecondsOf(pid: number): number {
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-/** The sandbox in its own process (in memory), so that it does not share a core with the emulators. */
-async function startSandboxProcess(): Promise<{ descriptor: SandboxDescriptor; pid: number; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/cli.ts'], {
-    env: { ...process.env, SANDBOX_IN_MEMORY: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
-  });
-  return {
-    descriptor: JSON.parse(firstLine) as SandboxDescriptor,
-    pid: child.pid ?? -1,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 async function main() {

@@ -35,7 +35,7 @@ import { createAccount } from '../core/store/accounts.js';
 import { tableOf } from '../core/store/table.js';
 import { registerWebhook } from '../core/store/webhooks.js';
 import { startEmulators } from '../infra/local/emulators.js';
-import type { SandboxDescriptor } from '../sandbox/index.js';
+import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
 import { waitFor } from '../test/support/wait.js';
 
@@ -59,7 +59,8 @@ async function stopOfNpmStart(): Promise<number[]> {
     const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     await new Promise<void>((resolve, reject) => {
       createInterface({ input: child.stdout }).on('line', (line) => {
-        if (line.includes('"connector started"')) resolve();
+        // The start-up summary comes once the whole stack runs and its signal handlers are set.
+        if (line.includes('"msg":"ready"')) resolve();
       });
       void closed.then((code) => reject(new Error(`npm start exited early with ${code}`)));
     });
@@ -71,26 +72,6 @@ async function stopOfNpmStart(): Promise<number[]> {
     await rm(dataDir, { recursive: true, force: true });
   }
   return figures;
-}
-
-/** The sandbox in its own process (in memory). */
-async function startSandboxProcess(): Promise<{ descriptor: SandboxDescriptor; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/cli.ts'], {
-    env: { ...process.env, SANDBOX_IN_MEMORY: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
-  });
-  return {
-    descriptor: JSON.parse(firstLine) as SandboxDescriptor,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 function webhookEvent(accountId: string, n: number): WebhookEvent {

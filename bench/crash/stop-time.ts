@@ -16,11 +16,14 @@ export interface StopRun {
   exit: ExitReport;
 }
 
-/** Ready to be stopped: the connector has started (its start line), and `accounts` are connected. */
+/**
+ * Ready to be stopped: the stack has logged its start-up summary (`ready`, after which its signal
+ * handlers are set), and `accounts` are connected.
+ */
 async function whenReady(gateway: RunningGateway, accounts: number): Promise<void> {
   await gateway.process
-    .waitForLine('the connector to start', (l) => l.msg === 'connector started', { timeoutMs: CONNECTOR_START_TIMEOUT_MS })
-    .catch(() => console.log('  (no "connector started" line within 60 s; stopping anyway)'));
+    .waitForLine('the stack to be ready', (l) => l.msg === 'ready', { timeoutMs: CONNECTOR_START_TIMEOUT_MS })
+    .catch(() => console.log('  (no "ready" line within 60 s; stopping anyway)'));
   if (accounts === 0) return;
   await poll(
     `${accounts} accounts connected`,
