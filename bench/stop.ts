@@ -79,7 +79,8 @@ function webhookEvent(accountId: string, n: number): WebhookEvent {
   return {
     eventId: webhookEventId(accountId, messageId),
     accountId,
-    payload: {
+    event: 'message',
+    body: {
       from: '15550002222@s.whatsapp.net',
       message: `bench ${n}`,
       messageId,

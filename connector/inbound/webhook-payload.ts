@@ -10,15 +10,16 @@ export function webhookEventFor(accountId: string, message: Message): WebhookEve
   return {
     eventId: webhookEventId(accountId, message.messageId),
     accountId,
-    payload: {
+    event: 'message',
+    body: {
       from: message.from,
       message: message.text ?? message.caption ?? '',
       messageId: message.messageId,
       timestamp: message.timestamp,
-      accountId,
       chatId: message.chatId,
       fromMe: message.fromMe,
       type: message.type,
     },
+    createdAt: Date.now(),
   };
 }

@@ -24,7 +24,8 @@ import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { createQueues, type Queues, type Received } from '../../core/queues.js';
-import { webhookPayloadSchema, type WebhookEvent, type WebhookPayload } from '../../core/schemas/webhook-event.js';
+import { webhookSelects } from '../../core/schemas/webhook.js';
+import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
 import { findDeliveredUrls, recordDeliveredUrls } from '../../core/store/webhook-deliveries.js';
 import { withTimeout } from '../../core/with-timeout.js';
@@ -130,8 +131,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   }
 
   /** Never throws: an admitted POST always reaches `circuits.record`, or a probe would stay out forever. */
-  function post(url: string, event: WebhookEvent, payload: WebhookPayload, attempt: number) {
-    return postWebhook(url, payload, { eventId: event.eventId, attempt }, config.WEBHOOK_TIMEOUT_MS, {
+  function post(url: string, event: WebhookEvent, body: Record<string, unknown>, attempt: number) {
+    return postWebhook(url, body, { eventId: event.eventId, event: event.event, attempt }, config.WEBHOOK_TIMEOUT_MS, {
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     });
   }
@@ -140,16 +141,17 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     const event = received.body;
     const attempt = received.receiveCount;
     const eventLog = log.child({ accountId: event.accountId, eventId: event.eventId, attempt });
-    const urls = await registrations.urls();
+    // The URLs whose registration's scope and filter select the event (one POST per URL).
+    const urls = [...new Set((await registrations.all()).filter((r) => webhookSelects(r, event.accountId, event.event)).map((r) => r.url))];
     if (urls.length === 0) {
-      eventLog.debug('no webhook registered; event dropped');
+      eventLog.debug('no webhook selects the event; dropped');
       await queues.ackWebhookEvent(received.receiptHandle);
       return;
     }
     // Only a retry can have URLs already served: the first attempt needs no read.
     const delivered = attempt > 1 ? await findDeliveredUrls(table, event.eventId) : new Set<string>();
     // Exactly the fields of docs/webhooks.md, whatever else a future event might carry.
-    const payload = webhookPayloadSchema.parse(event.payload);
+    const payload = webhookBody(event);
     const pending = urls.filter((url) => !delivered.has(url)).map((url) => ({ url, admission: circuits.admit(url) }));
     const outcomes = await Promise.all(
       pending.flatMap(({ url, admission }) =>
@@ -212,9 +214,14 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     const candidate = parked.probeCandidate(url, config.WEBHOOK_TIMEOUT_MS + 5_000);
     // None held: the next event received for the URL is the probe instead.
     if (!candidate) return;
-    const payload = webhookPayloadSchema.safeParse(candidate.body.payload);
-    if (!payload.success || circuits.admit(url) !== 'probe') return;
-    const outcome = await post(url, candidate.body, payload.data, candidate.receiveCount);
+    let payload: Record<string, unknown>;
+    try {
+      payload = webhookBody(candidate.body);
+    } catch {
+      return;
+    }
+    if (circuits.admit(url) !== 'probe') return;
+    const outcome = await post(url, candidate.body, payload, candidate.receiveCount);
     if (outcome.ok) {
       // Not recorded: the release that follows POSTs it to this URL once more (at least once).
       await recordDeliveredUrls(table, candidate.body.eventId, [url]).catch((error: unknown) =>

@@ -1,7 +1,6 @@
 import { Agent, fetch } from 'undici';
 import type { TargetPolicy } from '../../core/net/address-policy.js';
 import { FORBIDDEN_TARGET_MESSAGE, ForbiddenTargetError, checkTargetUrl, guardedLookup } from '../../core/net/webhook-target.js';
-import type { WebhookPayload } from '../../core/schemas/webhook-event.js';
 
 const WEBHOOK_USER_AGENT = 'wa-gateway-webhooks/1.0';
 
@@ -33,8 +32,8 @@ const forbidden = (detail: string): PostOutcome => ({ ok: false, reason: `${FORB
  */
 export async function postWebhook(
   url: string,
-  body: WebhookPayload,
-  headers: { eventId: string; attempt: number },
+  body: Record<string, unknown>,
+  headers: { eventId: string; event: string; attempt: number },
   timeoutMs: number,
   policy: TargetPolicy = { allowPrivate: false },
 ): Promise<PostOutcome> {
@@ -54,6 +53,7 @@ export async function postWebhook(
         'Content-Type': 'application/json',
         'User-Agent': WEBHOOK_USER_AGENT,
         'X-Webhook-Id': headers.eventId,
+        'X-Webhook-Event': headers.event,
         'X-Webhook-Attempt': String(headers.attempt),
       },
       body: JSON.stringify(body),

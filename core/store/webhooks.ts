@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { WEBHOOKS_PARTITION, webhookKey } from '../keys.js';
 import { webhookRegistrationSchema, type WebhookRegistration } from '../schemas/webhook.js';
@@ -10,7 +11,7 @@ export async function registerWebhook(
   url: string,
   now = new Date(),
 ): Promise<{ created: boolean; registration: WebhookRegistration }> {
-  const registration: WebhookRegistration = { url, createdAt: now.toISOString() };
+  const registration: WebhookRegistration = { webhookId: webhookIdFor(url), url, events: ['message'], createdAt: now.toISOString() };
   const created = await writeIfCondition(
     table.doc.send(
       new PutCommand({
@@ -26,9 +27,22 @@ export async function registerWebhook(
 /** Every registered webhook (registrations are global, not per account). */
 export async function listWebhooks(table: Table): Promise<WebhookRegistration[]> {
   const items = await queryPartition(table, WEBHOOKS_PARTITION);
-  return items.map((item) => webhookRegistrationSchema.parse(withoutKeys(item)));
+  return items.map((item) => {
+    const stored = withoutKeys(item) as { url?: unknown; accountId?: unknown };
+    const webhookId =
+      typeof stored.url === 'string' ? webhookIdFor(stored.url, typeof stored.accountId === 'string' ? stored.accountId : undefined) : '';
+    return webhookRegistrationSchema.parse({ webhookId, ...stored });
+  });
 }
 
 export async function deleteWebhook(table: Table, url: string): Promise<void> {
   await table.doc.send(new DeleteCommand({ TableName: table.name, Key: webhookKey(url) }));
+}
+
+/** A registration's id: derived from its scope and URL, which identify it. */
+function webhookIdFor(url: string, accountId?: string): string {
+  return `wh_${createHash('sha256')
+    .update(`${accountId ?? '*'}\n${url}`)
+    .digest('base64url')
+    .slice(0, 22)}`;
 }

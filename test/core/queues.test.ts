@@ -3,6 +3,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { newCommandId } from '../../core/ids.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
+import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
 
 let stack: TestStack;
@@ -87,15 +88,15 @@ describe('command queue', () => {
 
 describe('webhook event queue', () => {
   it('round-trips an event and redelivers it after a visibility change', async () => {
-    const event = {
+    const event: WebhookEvent = {
       eventId: 'acc:3EB0X',
       accountId: 'acc',
-      payload: {
+      event: 'message',
+      body: {
         from: '15550001111@s.whatsapp.net',
         message: 'hi',
         messageId: '3EB0X',
         timestamp: 1,
-        accountId: 'acc',
         chatId: '15550001111@s.whatsapp.net',
         fromMe: false,
         type: 'text',
@@ -113,10 +114,11 @@ describe('webhook event queue', () => {
 });
 
 describe('webhook event queue, batched', () => {
-  const eventFor = (n: number, text = `hi ${n}`) => ({
+  const eventFor = (n: number, text = `hi ${n}`): WebhookEvent => ({
     eventId: `acc:3EB0B${n}`,
     accountId: 'acc',
-    payload: {
+    event: 'message',
+    body: {
       from: '15550001111@s.whatsapp.net',
       message: text,
       messageId: `3EB0B${n}`,

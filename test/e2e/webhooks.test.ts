@@ -76,6 +76,7 @@ describe('webhooks', () => {
     const stored = await findMessage(gw.table, bob.id, messageId);
     const post = receiver.posts.find((p) => p.headers['x-webhook-id'] === eventId);
     expect(post?.body).toEqual({
+      event: 'message',
       from: jid(alice.phone),
       message: 'hi bob 👋',
       messageId,

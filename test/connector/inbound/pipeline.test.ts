@@ -56,12 +56,13 @@ describe('inbound pipeline', () => {
     expect(event).toEqual({
       eventId: `${accountId}:${msg.key.id}`,
       accountId,
-      payload: {
+      event: 'message',
+      createdAt: expect.any(Number),
+      body: {
         from: PEER,
         message: 'hello',
         messageId: msg.key.id,
         timestamp: SECONDS * 1000,
-        accountId,
         chatId: PEER,
         fromMe: false,
         type: 'text',
@@ -110,7 +111,7 @@ describe('inbound pipeline', () => {
 
     const events = await webhookEvents(accountId, 2, 4_000);
     expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${msg.key.id}`]);
-    expect(events[0]?.payload).toMatchObject({ message: 'stored, then the process died', from: PEER, type: 'text' });
+    expect(events[0]?.body).toMatchObject({ message: 'stored, then the process died', from: PEER, type: 'text' });
     expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({});
   });
 
@@ -134,7 +135,7 @@ describe('inbound pipeline', () => {
     expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({ eventPending: true });
     await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
     const events = await webhookEvents(accountId, 1);
-    expect(events[0]?.payload.message).toBe('hello');
+    expect(events[0]?.body.message).toBe('hello');
   });
 
   it('stores messages sent from the phone (fromMe) without unread and without a webhook event', async () => {
@@ -148,7 +149,7 @@ describe('inbound pipeline', () => {
     const chat = await findChat(inbound.table(), accountId, PEER);
     expect(chat).toMatchObject({ unreadCount: 1, lastMessageTime: (SECONDS + 5) * 1000, name: '15550002222' });
     const events = await webhookEvents(accountId, 2, 4_000);
-    expect(events.map((e) => e.payload.messageId)).toEqual([theirs.key.id]);
+    expect(events.map((e) => e.body.messageId)).toEqual([theirs.key.id]);
   });
 
   it('with WEBHOOK_INCLUDE_FROM_ME=true, messages sent from the phone are delivered too', async () => {
@@ -158,7 +159,7 @@ describe('inbound pipeline', () => {
     const mine = waMessage({ conversation: 'from my phone' }, { fromMe: true });
     await including.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
     const [event] = await webhookEvents(accountId, 1);
-    expect(event?.payload).toMatchObject({ fromMe: true, from: SELF, messageId: mine.key.id });
+    expect(event?.body).toMatchObject({ fromMe: true, from: SELF, messageId: mine.key.id });
   });
 
   it('keeps lastMessageTime at the newest message when an older one arrives late', async () => {
@@ -194,7 +195,7 @@ describe('inbound pipeline', () => {
     expect(await readAll(object!.body)).toEqual(bytes);
 
     const [event] = await webhookEvents(accountId, 1);
-    expect(event?.payload).toMatchObject({ type: 'image', message: 'pic' });
+    expect(event?.body).toMatchObject({ type: 'image', message: 'pic' });
   });
 
   it('stores every media kind with its fields (voice note, video, document, sticker)', async () => {

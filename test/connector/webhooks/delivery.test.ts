@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
 import { ensureResources, WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
-import { webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
+import { webhookBody, webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
@@ -78,7 +78,8 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
       return {
         eventId: webhookEventId(accountId, messageId),
         accountId,
-        payload: {
+        event: 'message',
+        body: {
           from: '15550002222@s.whatsapp.net',
           message: `hello ${n} 👋`,
           messageId,
@@ -141,10 +142,11 @@ describe('webhook delivery', () => {
       await drained(c);
 
       const [post] = receiver.posts;
-      expect(post?.body).toEqual(event.payload);
+      expect(post?.body).toEqual(webhookBody(event));
       expect(Object.keys(post?.body as object).sort()).toEqual([
         'accountId',
         'chatId',
+        'event',
         'from',
         'fromMe',
         'message',
@@ -154,6 +156,7 @@ describe('webhook delivery', () => {
       ]);
       expect(post?.headers['content-type']).toBe('application/json');
       expect(post?.headers['x-webhook-id']).toBe(event.eventId);
+      expect(post?.headers['x-webhook-event']).toBe('message');
       expect(post?.headers['user-agent']).toMatch(/^wa-gateway-webhooks\//);
       expect(receiver.posts).toHaveLength(1);
     } finally {
@@ -255,7 +258,7 @@ describe('webhook delivery', () => {
       await drained(c);
       expect(good.countFor(event.eventId)).toBe(1);
       expect(flaky.countFor(event.eventId)).toBe(3);
-      expect(good.posts[0]?.body).toEqual(event.payload);
+      expect(good.posts[0]?.body).toEqual(webhookBody(event));
     } finally {
       await c.cleanUp();
       await good.close();

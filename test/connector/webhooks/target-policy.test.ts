@@ -8,7 +8,7 @@ import { ForbiddenTargetError, guardedLookup, type LookupAll } from '../../../co
 import { loadConfig } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl } from '../../../core/queues.js';
 import { ensureResources } from '../../../core/resources.js';
-import { webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
+import { webhookBody, webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { startWebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
@@ -66,12 +66,12 @@ async function deliverOnce(urls: string[], allowPrivate: boolean) {
   const event: WebhookEvent = {
     eventId: webhookEventId(accountId, messageId),
     accountId,
-    payload: {
+    event: 'message',
+    body: {
       from: '15550002222@s.whatsapp.net',
       message: 'hello',
       messageId,
       timestamp: 1_767_000_000_000,
-      accountId,
       chatId: '15550002222@s.whatsapp.net',
       fromMe: false,
       type: 'text',
@@ -131,7 +131,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
     const run = await deliverOnce([receiver.url], true);
     try {
       await receiver.waitFor((posts) => posts.length === 1);
-      expect(receiver.posts[0]?.body).toEqual(run.event.payload);
+      expect(receiver.posts[0]?.body).toEqual(webhookBody(run.event));
     } finally {
       await run.stop();
       await receiver.close();
