@@ -48,7 +48,7 @@ import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
-import { webhookEventFor } from './webhook-payload.js';
+import { messageEventFor } from '../../core/message-event.js';
 
 export interface InboundPipelineDeps {
   config: Config;
@@ -153,7 +153,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
 
   /** Enqueues the message's webhook event, then removes the row's outbox mark. */
   async function deliverEvent(accountId: string, message: Message) {
-    await queues.sendWebhookEvent(webhookEventFor(accountId, message));
+    await queues.sendWebhookEvent(messageEventFor(accountId, message));
     await clearEventPending(table, accountId, message.messageId);
   }
 
