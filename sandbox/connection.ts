@@ -11,7 +11,7 @@ import { SERVER_JID, type StanzaContext } from './handlers/context.js';
 import { dispatchStanza } from './handlers/dispatch.js';
 import { handleLinkCodeIq } from './handlers/link-code.js';
 import { lidJid } from './network/jids.js';
-import { SerialQueue } from './serial.js';
+import { SerialQueue } from '../core/serial.js';
 
 /** Baileys installs its transport keys just after sending clientFinish (socket.js:329-335). */
 const FIRST_FRAME_DELAY_MS = 50;

@@ -5,7 +5,7 @@ import { BufferJSON, type BinaryNode } from '@whiskeysockets/baileys';
 import type { NoiseKeys, TlsMaterial } from './certs.js';
 import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.js';
 import { unreceiptedInOrder } from './network/delivery.js';
-import { SerialQueue } from './serial.js';
+import { SerialQueue } from '../core/serial.js';
 
 const SNAPSHOT_FILE = 'network.json';
 const SNAPSHOT_VERSION = 2;

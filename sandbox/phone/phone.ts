@@ -12,7 +12,7 @@ import type { Network } from '../network/network.js';
 import type { Account, CompanionDevice } from '../network/model.js';
 import { INBOX_LIMIT, UNDECRYPTED_LIMIT, type PhoneInboxEntry } from '../network/model.js';
 import { lidJid, pnJid } from '../network/jids.js';
-import { KeyedSerial } from '../serial.js';
+import { KeyedSerial } from '../../core/serial.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
 

@@ -1,31 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { proto } from '@whiskeysockets/baileys';
 import { readCreds } from '../../core/store/auth-state.js';
-import { tableOf, type Table } from '../../core/store/table.js';
 import { loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 describe('Baileys auth state in DynamoDB', () => {
-  let stack: TestStack;
-  let table: Table;
-
-  beforeAll(async () => {
-    stack = await startTestStack();
-    table = tableOf(stack.config, stack.clients);
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const t = useTestStack();
 
   it('fresh collection: new creds, not linked, nothing stored until saved', async () => {
-    const auth = await loadDynamoAuthState(table, 'auth_fresh', silentLogger);
+    const auth = await loadDynamoAuthState(t.table, 'auth_fresh', silentLogger);
     expect(auth.isLinked()).toBe(false);
     expect(auth.state.creds.noiseKey.public).toBeInstanceOf(Uint8Array);
-    expect(await readCreds(table, 'auth_fresh')).toBeUndefined();
+    expect(await readCreds(t.table, 'auth_fresh')).toBeUndefined();
   });
 
   it('creds and keys round trip with their binary values intact', async () => {
-    const first = await loadDynamoAuthState(table, 'auth_roundtrip', silentLogger);
+    const first = await loadDynamoAuthState(t.table, 'auth_roundtrip', silentLogger);
     first.state.creds.me = { id: '15550001111:3@s.whatsapp.net', name: 'Tester' };
     await first.saveCreds();
     const preKey = { public: new Uint8Array([1, 2, 3]), private: new Uint8Array([4, 5, 6]) };
@@ -36,7 +26,7 @@ describe('Baileys auth state in DynamoDB', () => {
       'app-state-sync-key': { AAAA: appStateKey },
     });
 
-    const second = await loadDynamoAuthState(table, 'auth_roundtrip', silentLogger);
+    const second = await loadDynamoAuthState(t.table, 'auth_roundtrip', silentLogger);
     expect(second.isLinked()).toBe(true);
     expect(second.state.creds.me?.id).toBe('15550001111:3@s.whatsapp.net');
     expect(Buffer.from(second.state.creds.noiseKey.private)).toEqual(Buffer.from(first.state.creds.noiseKey.private));
@@ -52,26 +42,26 @@ describe('Baileys auth state in DynamoDB', () => {
   });
 
   it('a null value deletes the key; clear() removes creds and keys', async () => {
-    const auth = await loadDynamoAuthState(table, 'auth_clear', silentLogger);
+    const auth = await loadDynamoAuthState(t.table, 'auth_clear', silentLogger);
     await auth.saveCreds();
     await auth.state.keys.set({ 'pre-key': { '5': { public: new Uint8Array([1]), private: new Uint8Array([2]) } } });
     await auth.state.keys.set({ 'pre-key': { '5': null } });
-    const reloaded = await loadDynamoAuthState(table, 'auth_clear', silentLogger);
+    const reloaded = await loadDynamoAuthState(t.table, 'auth_clear', silentLogger);
     expect((await reloaded.state.keys.get('pre-key', ['5']))['5']).toBeUndefined();
 
     await reloaded.state.keys.set({ session: { 'bob.0': new Uint8Array([1]) } });
     await reloaded.clear();
-    expect(await readCreds(table, 'auth_clear')).toBeUndefined();
-    const afterClear = await loadDynamoAuthState(table, 'auth_clear', silentLogger);
+    expect(await readCreds(t.table, 'auth_clear')).toBeUndefined();
+    const afterClear = await loadDynamoAuthState(t.table, 'auth_clear', silentLogger);
     expect((await afterClear.state.keys.get('session', ['bob.0']))['bob.0']).toBeUndefined();
   });
 
   it('many keys at once (more than one batch) are all stored', async () => {
-    const auth = await loadDynamoAuthState(table, 'auth_many', silentLogger);
+    const auth = await loadDynamoAuthState(t.table, 'auth_many', silentLogger);
     const preKeys: Record<string, { public: Uint8Array; private: Uint8Array }> = {};
     for (let i = 1; i <= 130; i++) preKeys[String(i)] = { public: new Uint8Array([i]), private: new Uint8Array([i, i]) };
     await auth.state.keys.set({ 'pre-key': preKeys });
-    const reloaded = await loadDynamoAuthState(table, 'auth_many', silentLogger);
+    const reloaded = await loadDynamoAuthState(t.table, 'auth_many', silentLogger);
     const ids = Object.keys(preKeys);
     const got = await reloaded.state.keys.get('pre-key', ids);
     expect(Object.keys(got)).toHaveLength(130);
@@ -80,7 +70,7 @@ describe('Baileys auth state in DynamoDB', () => {
 
   it('key writes of many accounts at once are each stored when their set resolves, the last value of a key kept', async () => {
     const accounts = await Promise.all(
-      Array.from({ length: 30 }, (_, n) => loadDynamoAuthState(table, `auth_together_${n}`, silentLogger)),
+      Array.from({ length: 30 }, (_, n) => loadDynamoAuthState(t.table, `auth_together_${n}`, silentLogger)),
     );
     await Promise.all(
       accounts.map(async (auth, n) => {
@@ -89,22 +79,22 @@ describe('Baileys auth state in DynamoDB', () => {
       }),
     );
     for (let n = 0; n < accounts.length; n++) {
-      const reloaded = await loadDynamoAuthState(table, `auth_together_${n}`, silentLogger);
+      const reloaded = await loadDynamoAuthState(t.table, `auth_together_${n}`, silentLogger);
       const sessions = await reloaded.state.keys.get('session', ['carol.0']);
       expect(Buffer.from(sessions['carol.0']!)).toEqual(Buffer.from([n, 2]));
     }
   });
 
   it('a key read while absent is found once set, and absent again once deleted', async () => {
-    const auth = await loadDynamoAuthState(table, 'auth_absent', silentLogger);
+    const auth = await loadDynamoAuthState(t.table, 'auth_absent', silentLogger);
     expect(await auth.state.keys.get('session', ['dave.0'])).toEqual({});
     expect(await auth.state.keys.get('session', ['dave.0'])).toEqual({});
     await auth.state.keys.set({ session: { 'dave.0': new Uint8Array([7]) } });
     expect(Buffer.from((await auth.state.keys.get('session', ['dave.0']))['dave.0']!)).toEqual(Buffer.from([7]));
-    const reloaded = await loadDynamoAuthState(table, 'auth_absent', silentLogger);
+    const reloaded = await loadDynamoAuthState(t.table, 'auth_absent', silentLogger);
     expect(Buffer.from((await reloaded.state.keys.get('session', ['dave.0']))['dave.0']!)).toEqual(Buffer.from([7]));
     await auth.state.keys.set({ session: { 'dave.0': null } });
     expect((await auth.state.keys.get('session', ['dave.0']))['dave.0']).toBeFalsy();
-    expect(await (await loadDynamoAuthState(table, 'auth_absent', silentLogger)).state.keys.get('session', ['dave.0'])).toEqual({});
+    expect(await (await loadDynamoAuthState(t.table, 'auth_absent', silentLogger)).state.keys.get('session', ['dave.0'])).toEqual({});
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as coreSerial from '../../core/serial.js';
-import * as sandboxSerial from '../../sandbox/serial.js';
+import { KeyedSerial, SerialQueue } from '../../core/serial.js';
 
 /** A promise settled from outside, so a test decides when work finishes. */
 function gate() {
@@ -13,11 +12,7 @@ function gate() {
   return { promise, open, fail };
 }
 
-// The sandbox keeps its own copy (it imports nothing from core/): both must behave alike.
-describe.each([
-  ['core', coreSerial],
-  ['sandbox', sandboxSerial],
-])('%s serial executor', (_, { KeyedSerial, SerialQueue }) => {
+describe('serial executor', () => {
   describe('SerialQueue', () => {
     it('runs work one at a time in call order and passes each result to its caller', async () => {
       const queue = new SerialQueue();

@@ -1,6 +1,8 @@
+import { afterAll, beforeAll } from 'vitest';
 import { createClients, destroyClients, type AwsClients } from '../../core/aws.js';
 import { loadConfig, type Config } from '../../core/config.js';
 import { ensureResources } from '../../core/resources.js';
+import { tableOf, type Table } from '../../core/store/table.js';
 import { startEmulators, type Emulators } from '../../infra/local/emulators.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -68,3 +70,31 @@ async function startChildEmulators(): Promise<Pick<Emulators, 'env' | 'stop'>> {
 }
 
 export const silentLogger = pino({ level: 'silent' });
+
+/**
+ * One emulator stack for the enclosing file or describe block: started in beforeAll, stopped in
+ * afterAll. Read `stack` and `table` inside tests and hooks (they are set once beforeAll ran).
+ */
+export function useTestStack(options: Parameters<typeof startTestStack>[0] = {}): { readonly stack: TestStack; readonly table: Table } {
+  let stack: TestStack | undefined;
+  let table: Table | undefined;
+  beforeAll(async () => {
+    stack = await startTestStack(options);
+    table = tableOf(stack.config, stack.clients);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useTestStack: read the stack inside a test or hook');
+    return value;
+  };
+  return {
+    get stack() {
+      return started(stack);
+    },
+    get table() {
+      return started(table);
+    },
+  };
+}
