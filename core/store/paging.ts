@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { GSI1 } from '../keys.js';
 import type { Table } from './table.js';
 
@@ -21,23 +21,16 @@ export async function queryGsi1(
   order: 'newest_first' | 'oldest_first',
 ): Promise<Record<string, unknown>[]> {
   const wanted = page.skip + page.limit;
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        IndexName: GSI1,
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': gsi1pk },
-        ScanIndexForward: order === 'oldest_first',
-        ...(Number.isFinite(wanted) ? { Limit: wanted - items.length } : {}),
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(result.Items ?? []));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey && items.length < wanted);
+  const items = await queryPages(
+    table,
+    {
+      IndexName: GSI1,
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': gsi1pk },
+      ScanIndexForward: order === 'oldest_first',
+    },
+    wanted,
+  );
   return items.slice(page.skip, wanted);
 }
 
@@ -57,20 +50,32 @@ async function queryPartitionItems(
   options: { projection?: string | undefined; skPrefix?: string },
 ): Promise<Record<string, unknown>[]> {
   const { projection, skPrefix } = options;
+  return queryPages(table, {
+    KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ...(skPrefix === undefined ? {} : { ':prefix': skPrefix }) },
+    ...(projection ? { ProjectionExpression: projection } : {}),
+  });
+}
+
+/** Runs a Query page after page until `wanted` items are read or the results end. */
+async function queryPages(
+  table: Table,
+  input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+  wanted = Number.POSITIVE_INFINITY,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.doc.send(
       new QueryCommand({
+        ...input,
         TableName: table.name,
-        KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ...(skPrefix === undefined ? {} : { ':prefix': skPrefix }) },
-        ...(projection ? { ProjectionExpression: projection } : {}),
+        ...(Number.isFinite(wanted) ? { Limit: wanted - items.length } : {}),
         ExclusiveStartKey: startKey,
       }),
     );
     items.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey;
-  } while (startKey);
+  } while (startKey && items.length < wanted);
   return items;
 }
