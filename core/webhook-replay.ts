@@ -23,6 +23,11 @@ export interface ReplayRange {
 }
 
 const DEFAULT_PAGE_SIZE = 100;
+/**
+ * Chats read and sent at once: their pages share SQS batches and round trips overlap, while at
+ * most this many pages of messages are in memory.
+ */
+const CHATS_AT_ONCE = 8;
 
 /**
  * Enqueues again the `message` events of the stored messages in a time range, for one webhook
@@ -33,9 +38,9 @@ const DEFAULT_PAGE_SIZE = 100;
  * webhook's scope, each account's chats whose last message is at `since` or later (a chat with
  * an older last message has nothing in the range), and each chat's messages in the range. Chats
  * are read oldest activity first: a chat that gets a message meanwhile moves to the end of the
- * index and is still reached (its id is remembered, so it is not replayed twice). Each page of
- * events is sent in SQS batches (core/sqs-batches.ts) before the next page is read. Answers how
- * many events were enqueued.
+ * index and is still reached (its id is remembered, so it is not replayed twice). Up to
+ * CHATS_AT_ONCE chats are replayed at once; each page of a chat's events is sent in SQS batches
+ * (core/sqs-batches.ts) before its next page is read. Answers how many events were enqueued.
  */
 export async function replayMessageEvents(deps: ReplayDeps, webhook: WebhookRegistration, range: ReplayRange): Promise<number> {
   const pageSize = deps.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -57,24 +62,38 @@ async function replayAccount(
   pageSize: number,
 ): Promise<number> {
   const replayedChats = new Set<string>();
+  const bounds = messagesGsi1Range(range.since, range.until);
   let queued = 0;
-  for await (const chats of gsi1RangePages(deps.table, chatsGsi1pk(accountId), { from: chatsGsi1From(range.since) }, pageSize)) {
-    for (const chat of chats) {
-      const chatId = String(chat.chatId);
-      if (replayedChats.has(chatId)) continue;
-      replayedChats.add(chatId);
-      const bounds = messagesGsi1Range(range.since, range.until);
-      for await (const items of gsi1RangePages(deps.table, messagesGsi1pk(accountId, chatId), bounds, pageSize)) {
-        const events = items
-          .map((item) => messageSchema.parse(item))
-          .filter((message) => !message.fromMe || deps.includeFromMe)
-          .map((message) => ({ ...messageEventFor(accountId, message), webhookId }));
-        await Promise.all(events.map((event) => deps.queues.sendWebhookEvent(event)));
-        queued += events.length;
-      }
+  const replayChat = async (chatId: string) => {
+    for await (const items of gsi1RangePages(deps.table, messagesGsi1pk(accountId, chatId), bounds, pageSize)) {
+      const events = items
+        .map((item) => messageSchema.parse(item))
+        .filter((message) => !message.fromMe || deps.includeFromMe)
+        .map((message) => ({ ...messageEventFor(accountId, message), webhookId }));
+      await Promise.all(events.map((event) => deps.queues.sendWebhookEvent(event)));
+      queued += events.length;
     }
+  };
+  for await (const chats of gsi1RangePages(deps.table, chatsGsi1pk(accountId), { from: chatsGsi1From(range.since) }, pageSize)) {
+    const chatIds = chats.map((chat) => String(chat.chatId)).filter((chatId) => !replayedChats.has(chatId));
+    for (const chatId of chatIds) replayedChats.add(chatId);
+    await eachWithConcurrency(chatIds, CHATS_AT_ONCE, replayChat);
   }
   return queued;
+}
+
+/** Runs `work` on every item, at most `limit` at a time; rejects with the first failure once all have settled. */
+async function eachWithConcurrency<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 async function* single(accountId: string): AsyncGenerator<string> {
