@@ -11,8 +11,11 @@ import { accountIdParam, errorBodySchema } from './validation.js';
 import { WEBHOOK_NOT_FOUND, webhookEventsField, webhookIdParam, webhookOf } from './webhook-fields.js';
 
 const INVALID_URL = 'url must be a valid http or https URL';
-/** Long enough for any sensible endpoint, short enough for a DynamoDB sort key. */
-const MAX_URL_LENGTH = 2048;
+/**
+ * Long enough for any sensible endpoint, short enough for a DynamoDB sort key (at most 1024
+ * bytes): the URL is part of the registration's key, after up to 77 bytes of scope (core/keys.ts).
+ */
+const MAX_URL_BYTES = 900;
 /** A signing secret: long enough to resist guessing, short enough to be a key and not a payload. */
 const MIN_SECRET_LENGTH = 16;
 const MAX_SECRET_LENGTH = 256;
@@ -20,7 +23,10 @@ const INVALID_SECRET = `secret must be a string of ${MIN_SECRET_LENGTH} to ${MAX
 
 const body = z
   .object({
-    url: z.string({ error: INVALID_URL }).max(MAX_URL_LENGTH, { error: INVALID_URL }).refine(isHttpUrl, { error: INVALID_URL }),
+    url: z
+      .string({ error: INVALID_URL })
+      .refine((url) => Buffer.byteLength(url, 'utf8') <= MAX_URL_BYTES && isHttpUrl(url), { error: INVALID_URL })
+      .openapi({ description: `An absolute http(s) URL of at most ${MAX_URL_BYTES} bytes`, example: 'https://example.com/hook' }),
     events: webhookEventsField.optional(),
     secret: z
       .string({ error: INVALID_SECRET })

@@ -113,6 +113,16 @@ describe('POST /webhooks', () => {
     expect((await api.call('POST', '/webhooks', { url: hookUrl(), secret: 'x'.repeat(256) }, admin)).status).toBe(201);
   });
 
+  it('a URL longer than 900 bytes is 400 (it is part of a DynamoDB key); 900 bytes is accepted', async () => {
+    const base = `https://hooks.example.com/${unique()}/`;
+    const longest = base + 'a'.repeat(900 - base.length);
+    expect((await api.call('POST', '/webhooks', { url: `${longest}a` }, admin)).body).toEqual({
+      ok: false,
+      error: 'url must be a valid http or https URL',
+    });
+    expect((await api.call('POST', `/accounts/${await newAccount()}/webhooks`, { url: longest }, admin)).status).toBe(201);
+  });
+
   it('the target check applies: a metadata address is refused', async () => {
     expect(await api.call('POST', '/webhooks', { url: 'http://169.254.169.254/latest' }, admin)).toMatchObject({
       status: 400,
