@@ -57,6 +57,14 @@ describe('POST /webhooks', () => {
     expect(again.body).toEqual({ ...first.body, created: false });
   });
 
+  it('concurrent registrations of one URL: one 201, the others 200, one id, one stored item', async () => {
+    const url = hookUrl();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => api.call('POST', '/webhooks', { url }, admin)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => (a.body.webhook as Webhook).webhookId)).size).toBe(1);
+    expect((await listWebhooks(table)).filter((w) => w.url === url)).toHaveLength(1);
+  });
+
   it('a re-registration replaces events and secret with those given; omitted ones keep their value', async () => {
     const url = hookUrl();
     const first = await api.call('POST', '/webhooks', { url, events: ['message', 'qr'], secret: SECRET }, admin);
