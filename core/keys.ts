@@ -51,6 +51,14 @@ export const messageGsi1 = (accountId: string, chatId: string, timestamp: number
   gsi1sk: `${sortableTime(timestamp)}#${messageId}`,
 });
 
+/** The `gsi1sk` bounds of a chat's messages whose timestamp is in [since, until]. */
+export const messagesGsi1Range = (since: number, until: number) => ({
+  from: sortableTime(since),
+  to: `${sortableTime(until)}#\uffff`,
+});
+/** The lowest `gsi1sk` of a chat whose last message is at `since` or later. */
+export const chatsGsi1From = (since: number) => sortableTime(since);
+
 export const mediaKey = (accountId: string, mediaId: string): Key => ({
   pk: accountPartition(accountId),
   sk: `MEDIA#${mediaId}`,
@@ -106,8 +114,18 @@ export const collectionClaimKey = (collectionName: string): Key => ({ pk: `CLAIM
 /** Written once every account made before claims existed has been given its claim. */
 export const CLAIMS_BACKFILLED_KEY: Key = { pk: 'CLAIMS', sk: 'BACKFILLED' };
 
+/**
+ * Webhook registrations, all in one partition so that one Query lists them (the connector
+ * caches that list). A global one keeps the key it always had, `URL#<url>`; one scoped to an
+ * account sorts under `ACCOUNT#<accountId>#` (account ids have no `#`), so its account's are one
+ * prefix.
+ */
 export const WEBHOOKS_PARTITION = 'WEBHOOKS';
-export const webhookKey = (url: string): Key => ({ pk: WEBHOOKS_PARTITION, sk: `URL#${url}` });
+export const accountWebhooksPrefix = (accountId: string) => `ACCOUNT#${accountId}#URL#`;
+export const webhookKey = (url: string, accountId?: string): Key => ({
+  pk: WEBHOOKS_PARTITION,
+  sk: accountId === undefined ? `URL#${url}` : `${accountWebhooksPrefix(accountId)}${url}`,
+});
 
 export const leaseKey = (accountId: string): Key => ({ pk: `LEASE#${accountId}`, sk: 'LEASE' });
 

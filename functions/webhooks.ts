@@ -1,45 +1,196 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { ValidationError } from '../core/errors.js';
+import type { Context } from 'hono';
+import { NotFoundError, ValidationError } from '../core/errors.js';
 import { FORBIDDEN_TARGET_MESSAGE as FORBIDDEN_TARGET, checkWebhookTarget } from '../core/net/webhook-target.js';
-import { isHttpUrl } from '../core/schemas/webhook.js';
-import { registerWebhook } from '../core/store/webhooks.js';
+import { isHttpUrl, type WebhookRegistration } from '../core/schemas/webhook.js';
+import { getAccount } from '../core/store/accounts.js';
+import { deleteWebhook, listAccountWebhooks, listWebhooks, registerWebhook } from '../core/store/webhooks.js';
 import { newRouter } from './router.js';
 import type { AppEnv, Services } from './services.js';
-import { errorBodySchema } from './validation.js';
+import { accountIdParam, errorBodySchema } from './validation.js';
+import { WEBHOOK_NOT_FOUND, webhookEventsField, webhookIdParam, webhookOf } from './webhook-fields.js';
 
 const INVALID_URL = 'url must be a valid http or https URL';
-/** Long enough for any sensible endpoint, short enough for a DynamoDB sort key. */
-const MAX_URL_LENGTH = 2048;
+/**
+ * Long enough for any sensible endpoint, short enough for a DynamoDB sort key (at most 1024
+ * bytes): the URL is part of the registration's key, after up to 77 bytes of scope (core/keys.ts).
+ */
+const MAX_URL_BYTES = 900;
+/** A signing secret: long enough to resist guessing, short enough to be a key and not a payload. */
+const MIN_SECRET_LENGTH = 16;
+const MAX_SECRET_LENGTH = 256;
+const INVALID_SECRET = `secret must be a string of ${MIN_SECRET_LENGTH} to ${MAX_SECRET_LENGTH} characters, or null to remove it`;
 
-const body = z.object({
-  url: z.string({ error: INVALID_URL }).max(MAX_URL_LENGTH, { error: INVALID_URL }).refine(isHttpUrl, { error: INVALID_URL }),
+const body = z
+  .object({
+    url: z
+      .string({ error: INVALID_URL })
+      .refine((url) => Buffer.byteLength(url, 'utf8') <= MAX_URL_BYTES && isHttpUrl(url), { error: INVALID_URL })
+      .openapi({ description: `An absolute http(s) URL of at most ${MAX_URL_BYTES} bytes`, example: 'https://example.com/hook' }),
+    events: webhookEventsField.optional(),
+    secret: z
+      .string({ error: INVALID_SECRET })
+      .min(MIN_SECRET_LENGTH, { error: INVALID_SECRET })
+      .max(MAX_SECRET_LENGTH, { error: INVALID_SECRET })
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'Signs every POST (`X-Webhook-Signature`). Never answered. Omitted on a re-registration: the current one stays; null removes it.',
+      }),
+  })
+  .openapi('WebhookRegistrationRequest');
+
+/** A registration as answered: never the secret. */
+const webhookView = z
+  .object({
+    webhookId: z.string().openapi({ example: 'wh_3q2-7wEeRkGkYpXz0aB1cQ' }),
+    url: z.string().openapi({ example: 'https://example.com/hook' }),
+    events: z.array(z.string()).openapi({ example: ['message'] }),
+    accountId: z.string().optional().openapi({ description: 'Present when the webhook is scoped to one account' }),
+    createdAt: z.string().openapi({ example: '2026-01-01T10:00:00.000Z' }),
+  })
+  .openapi('Webhook');
+
+function view(registration: WebhookRegistration): z.infer<typeof webhookView> {
+  return {
+    webhookId: registration.webhookId,
+    url: registration.url,
+    events: registration.events,
+    ...(registration.accountId !== undefined ? { accountId: registration.accountId } : {}),
+    createdAt: registration.createdAt,
+  };
+}
+
+/** Oldest first; ties (a burst of registrations) by id, so the order is stable. */
+const byCreation = (a: WebhookRegistration, b: WebhookRegistration) =>
+  a.createdAt.localeCompare(b.createdAt) || a.webhookId.localeCompare(b.webhookId);
+
+const registered = z.object({ ok: z.literal(true), url: z.string(), created: z.boolean(), webhook: webhookView });
+const listed = z.object({ ok: z.literal(true), webhooks: z.array(webhookView) });
+const deleted = z.object({ ok: z.literal(true), message: z.literal('Webhook deleted') });
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
 });
-const registered = z.object({ ok: z.literal(true), url: z.string(), created: z.boolean() });
+const error = (description: string) => json(errorBodySchema, description);
+const invalidBody = error(
+  `${INVALID_URL}; ${FORBIDDEN_TARGET} (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; or ${INVALID_SECRET}`,
+);
+const adminWhenKeysAreOn = 'With `API_KEY` set: admin keys only.';
+const accountKeyToo = 'An access key of this account may call it too.';
 
 const register = createRoute({
   method: 'post',
   path: '/webhooks',
-  summary: 'Register a URL that receives inbound messages',
+  summary: "Register a URL that receives every account's events (default: inbound messages)",
+  description: `${adminWhenKeysAreOn} The same URL again answers 200 with the same webhookId and replaces \`events\` and \`secret\` with those given.`,
   request: { body: { required: true, content: { 'application/json': { schema: body } } } },
   responses: {
-    201: { description: 'A new URL', content: { 'application/json': { schema: registered } } },
-    200: { description: 'Already registered', content: { 'application/json': { schema: registered } } },
-    400: {
-      description: `${INVALID_URL}; or ${FORBIDDEN_TARGET} (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true)`,
-      content: { 'application/json': { schema: errorBodySchema } },
-    },
+    201: json(registered, 'A new registration'),
+    200: json(registered, 'Already registered (its events and secret replaced by those given)'),
+    400: invalidBody,
   },
 });
 
+const registerScoped = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/webhooks',
+  summary: "Register a URL that receives one account's events",
+  description: `${accountKeyToo} The same URL again for this account answers 200 with the same webhookId and replaces \`events\` and \`secret\` with those given.`,
+  request: {
+    params: z.object({ accountId: accountIdParam }),
+    body: { required: true, content: { 'application/json': { schema: body } } },
+  },
+  responses: {
+    201: json(registered, 'A new registration'),
+    200: json(registered, 'Already registered for this account (its events and secret replaced by those given)'),
+    400: invalidBody,
+    404: error('Account not found'),
+  },
+});
+
+const list = createRoute({
+  method: 'get',
+  path: '/webhooks',
+  summary: 'Every webhook, global and scoped (never their secrets)',
+  description: adminWhenKeysAreOn,
+  responses: { 200: json(listed, 'Webhooks, oldest first') },
+});
+
+const listScoped = createRoute({
+  method: 'get',
+  path: '/accounts/{accountId}/webhooks',
+  summary: 'The webhooks scoped to one account (never their secrets; global ones are in GET /webhooks)',
+  description: accountKeyToo,
+  request: { params: z.object({ accountId: accountIdParam }) },
+  responses: { 200: json(listed, 'Webhooks, oldest first'), 404: error('Account not found') },
+});
+
+const remove = createRoute({
+  method: 'delete',
+  path: '/webhooks/{webhookId}',
+  summary: 'Delete a webhook (takes effect for events within 10 s)',
+  description: adminWhenKeysAreOn,
+  request: { params: z.object({ webhookId: webhookIdParam }) },
+  responses: { 200: json(deleted, 'Deleted'), 404: error('Webhook not found') },
+});
+
+const removeScoped = createRoute({
+  method: 'delete',
+  path: '/accounts/{accountId}/webhooks/{webhookId}',
+  summary: "Delete one of an account's webhooks (takes effect for events within 10 s)",
+  description: `${accountKeyToo} A webhook of another scope is not found here.`,
+  request: { params: z.object({ accountId: accountIdParam, webhookId: webhookIdParam }) },
+  responses: { 200: json(deleted, 'Deleted'), 404: error('Account not found, or Webhook not found') },
+});
+
 export function webhookRoutes(services: Services): OpenAPIHono<AppEnv> {
-  return newRouter().openapi(register, async (c) => {
-    const { url } = c.req.valid('json');
-    const target = await checkWebhookTarget(url, { allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE });
+  const { table } = services;
+
+  async function registerFrom(c: Context<AppEnv>, input: z.infer<typeof body>, accountId: string | undefined) {
+    const target = await checkWebhookTarget(input.url, { allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE });
     if (!target.allowed) {
       c.get('log').info({ reason: target.reason }, 'webhook registration refused');
       throw new ValidationError(FORBIDDEN_TARGET);
     }
-    const { created } = await registerWebhook(services.table, url);
-    return created ? c.json({ ok: true as const, url, created }, 201) : c.json({ ok: true as const, url, created }, 200);
-  });
+    if (accountId !== undefined) await getAccount(table, accountId);
+    const { created, registration } = await registerWebhook(table, { ...input, accountId });
+    c.get('log').info({ webhookId: registration.webhookId, accountId, events: registration.events, created }, 'webhook registered');
+    return { ok: true as const, url: registration.url, created, webhook: view(registration) };
+  }
+
+  async function deleteFrom(c: Context<AppEnv>, webhookId: string, accountId: string | undefined) {
+    const registration = await webhookOf(table, webhookId, accountId);
+    // Gone between the read and the delete: another request deleted it.
+    if (!(await deleteWebhook(table, registration.url, registration.accountId))) throw new NotFoundError(WEBHOOK_NOT_FOUND);
+    c.get('log').info({ webhookId, accountId: registration.accountId }, 'webhook deleted');
+    return { ok: true as const, message: 'Webhook deleted' as const };
+  }
+
+  return newRouter()
+    .openapi(register, async (c) => {
+      const answer = await registerFrom(c, c.req.valid('json'), undefined);
+      return answer.created ? c.json(answer, 201) : c.json(answer, 200);
+    })
+    .openapi(registerScoped, async (c) => {
+      const answer = await registerFrom(c, c.req.valid('json'), c.req.valid('param').accountId);
+      return answer.created ? c.json(answer, 201) : c.json(answer, 200);
+    })
+    .openapi(list, async (c) => {
+      const webhooks = (await listWebhooks(table)).sort(byCreation).map(view);
+      return c.json({ ok: true as const, webhooks }, 200);
+    })
+    .openapi(listScoped, async (c) => {
+      const account = await getAccount(table, c.req.valid('param').accountId);
+      const webhooks = (await listAccountWebhooks(table, account._id)).sort(byCreation).map(view);
+      return c.json({ ok: true as const, webhooks }, 200);
+    })
+    .openapi(remove, async (c) => c.json(await deleteFrom(c, c.req.valid('param').webhookId, undefined), 200))
+    .openapi(removeScoped, async (c) => {
+      const { accountId, webhookId } = c.req.valid('param');
+      await getAccount(table, accountId);
+      return c.json(await deleteFrom(c, webhookId, accountId), 200);
+    });
 }

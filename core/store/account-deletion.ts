@@ -4,6 +4,7 @@ import { ensureCollectionClaims } from './accounts.js';
 import { batchWrite, deletePartition } from './batch.js';
 import { collectionHolder, releaseCollection } from './collection-claims.js';
 import type { Table } from './table.js';
+import { deleteAccountWebhooks } from './webhooks.js';
 
 export interface DeletedCounts {
   items: number;
@@ -13,7 +14,8 @@ export interface DeletedCounts {
 
 /**
  * Removes everything an account owns: every item of its partition (account, chats, messages,
- * media records, outbound, inbound write-ahead records, Idempotency-Keys), its auth state, its lease, and every S3 object under its prefix.
+ * media records, outbound, inbound write-ahead records, Idempotency-Keys), its auth state, its lease, the webhooks scoped to it,
+ * and every S3 object under its prefix.
  * Idempotent: the API runs it on DELETE and the connector runs it again after closing the
  * session, catching anything written in between.
  *
@@ -27,7 +29,7 @@ export async function deleteAccountData(
   accountId: string,
   collectionName: string,
 ): Promise<DeletedCounts> {
-  const items = await deletePartition(table, accountPartition(accountId));
+  const items = (await deletePartition(table, accountPartition(accountId))) + (await deleteAccountWebhooks(table, accountId));
   await ensureCollectionClaims(table);
   const holder = await collectionHolder(table, collectionName);
   const ours = holder === undefined || holder === accountId;

@@ -79,3 +79,45 @@ async function queryPages(
   } while (startKey && items.length < wanted);
   return items;
 }
+
+/**
+ * The items of one `gsi1` partition whose sort key is in the range (`from` and `to` included;
+ * an absent bound is open), oldest first, one DynamoDB page of at most `pageSize` at a time: a
+ * caller holds one page in memory however long the range is.
+ */
+export async function* gsi1RangePages(
+  table: Table,
+  gsi1pk: string,
+  range: { from?: string; to?: string },
+  pageSize: number,
+): AsyncGenerator<Record<string, unknown>[]> {
+  const { from, to } = range;
+  const condition =
+    from !== undefined && to !== undefined
+      ? ' AND gsi1sk BETWEEN :from AND :to'
+      : from !== undefined
+        ? ' AND gsi1sk >= :from'
+        : to !== undefined
+          ? ' AND gsi1sk <= :to'
+          : '';
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        IndexName: GSI1,
+        KeyConditionExpression: `gsi1pk = :pk${condition}`,
+        ExpressionAttributeValues: {
+          ':pk': gsi1pk,
+          ...(from !== undefined ? { ':from': from } : {}),
+          ...(to !== undefined ? { ':to': to } : {}),
+        },
+        ScanIndexForward: true,
+        Limit: pageSize,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    if (result.Items && result.Items.length > 0) yield result.Items;
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+}

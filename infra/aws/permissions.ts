@@ -7,16 +7,16 @@ import type { GatewayResources } from './runtime-env.js';
  * helpers, which add Scan, transactions and every index). Every statement names its resources.
  */
 
-/** The API: reads, account/outbound/webhook records, account deletion; sends commands; media. */
+/** The API: reads, account/outbound/webhook records, account deletion; sends commands and replayed webhook events; media. */
 const apiTableActions = [
   'dynamodb:GetItem', // account, message, media, outbound status poll
-  'dynamodb:Query', // chats of an account, items of an account on delete
-  'dynamodb:PutItem', // create account, outbound `pending`, webhook registration
-  'dynamodb:UpdateItem', // account status on connect / disconnect
-  'dynamodb:DeleteItem', // account record
+  'dynamodb:Query', // chats of an account, items of an account on delete, webhook registrations
+  'dynamodb:PutItem', // create account, outbound `pending`
+  'dynamodb:UpdateItem', // account status on connect / disconnect, webhook registration
+  'dynamodb:DeleteItem', // account record, webhook registration
   'dynamodb:BatchWriteItem', // account deletion in batches of 25
 ] as const;
-const apiIndexActions = ['dynamodb:Query'] as const; // all accounts, messages of a chat
+const apiIndexActions = ['dynamodb:Query'] as const; // all accounts, messages of a chat, a replay's chats and messages
 
 /** The connector: sessions, auth keys in batches, inbound messages, leases, outbound status. */
 const connectorTableActions = [
@@ -59,6 +59,9 @@ export function grantApiPermissions(grantee: iam.IGrantable, resources: GatewayR
   grant(grantee, apiTableActions, [resources.table.tableArn]);
   grant(grantee, apiIndexActions, [indexArn(resources)]);
   grant(grantee, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [resources.commandQueue.queueArn]);
+  // A webhook replay enqueues events (SendMessageBatch is authorized as SendMessage); the queue's
+  // URL is in the environment, and the API never receives or deletes them.
+  grant(grantee, ['sqs:SendMessage'], [resources.webhookQueue.queueArn]);
   // lib-storage uploads: PutObject also covers Create/UploadPart/CompleteMultipartUpload.
   grant(grantee, ['s3:PutObject', 's3:AbortMultipartUpload'], [resources.bucket.arnForObjects(mediaKeyPatterns.uploads)]);
   grant(grantee, ['s3:GetObject'], [resources.bucket.arnForObjects(mediaKeyPatterns.media)]);

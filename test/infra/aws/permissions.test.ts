@@ -100,10 +100,13 @@ describe('API function role', () => {
     );
   });
 
-  it('SQS: sends commands only; never touches the webhook queue or receives', () => {
+  it('SQS: sends commands and (webhook replay) webhook events; never receives, deletes or touches the dead-letter queue', () => {
     const sqsActions = [...grants.keys()].filter((a) => a.startsWith('sqs:')).sort();
     expect(sqsActions).toEqual(['sqs:GetQueueUrl', 'sqs:SendMessage']);
-    expect(grants.get('sqs:SendMessage')).toEqual([JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] })]);
+    const commandQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] });
+    const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
+    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([commandQueueArn, webhookQueueArn].sort());
+    expect(grants.get('sqs:GetQueueUrl')).toEqual([commandQueueArn]);
   });
 
   it('S3: writes under uploads/, reads under media/, deletes and lists only under accounts/', () => {
