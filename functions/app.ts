@@ -18,6 +18,7 @@ import { requestLog } from './request-log.js';
 import { pairingRoutes } from './pairing.js';
 import { newRouter } from './router.js';
 import { createServices, type AppDeps, type AppEnv } from './services.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import { webhookRoutes } from './webhooks.js';
 
 /**
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', mediaSendRoutes(services));
   app.route('/', chatRoutes(services));
   app.route('/', webhookRoutes(services));
+  app.route('/', webhookDeliveryRoutes(services));
   app.route('/', keyRoutes(services));
   app.route('/', qrRoutes(services));
   app.route('/', docsRoutes());
