@@ -84,7 +84,7 @@ export function createDeliveryLogWriter(table: Table): DeliveryLogWriter {
       return writes.add({
         ...logKey(pair),
         ...logGsi1(pair, delivery.status),
-        ...deliverySchema.parse(delivery),
+        ...delivery,
         expiresAt: Math.floor(now / 1000) + RETENTION_SECONDS,
       });
     },
