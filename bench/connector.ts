@@ -14,7 +14,12 @@
  *    it. Prints messages/s and p50/p99 latency. By default the phones send as one burst (the
  *    figure is the maximum rate; latency then includes queueing); BENCH_RATE=<n> offers n
  *    messages/s instead, for the latency at a sustained rate.
- * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms.
+ *    The step runs once per count of matching webhooks in BENCH_WEBHOOKS (default "1,5": one
+ *    registration, then five, each its own URL on the receiver): a message counts as delivered
+ *    when every webhook got it. It prints the connector CPU per message of each count and the
+ *    ratio of the last to the first.
+ * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms; five
+ * webhooks at most 1.5x the connector CPU per message of one.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -43,6 +48,11 @@ const totalMessages = Number(process.env.BENCH_MESSAGES ?? 2000);
 const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 40);
 /** Messages per second offered by the phones; unset = as fast as the sandbox accepts (a burst). */
 const offeredRate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
+const webhookSteps = (process.env.BENCH_WEBHOOKS ?? '1,5')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0)
+  .sort((a, b) => a - b);
 const LINK_CONCURRENCY = 8;
 const SETTLE_MS = 10_000;
 const OLD_LONG_POLL_MS = 21_000;
@@ -95,7 +105,9 @@ async function main() {
   const queues = createQueues(config, clients, silent);
   const control = sandboxControl(sandbox.descriptor.controlUrl);
 
-  const delivered = new Map<string, number>();
+  /** By message id: the webhooks (paths) that got it, and when the last of them did. */
+  const delivered = new Map<string, { paths: Set<string>; at: number }>();
+  let webhookCount = 0;
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -103,7 +115,12 @@ async function main() {
       const at = performance.now();
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageId?: string };
-        if (body.messageId && !delivered.has(body.messageId)) delivered.set(body.messageId, at);
+        if (body.messageId) {
+          const entry = delivered.get(body.messageId) ?? { paths: new Set<string>(), at };
+          if (!entry.paths.has(req.url ?? '')) entry.at = at;
+          entry.paths.add(req.url ?? '');
+          delivered.set(body.messageId, entry);
+        }
       } catch {
         // Not ours: ignored.
       }
@@ -111,7 +128,13 @@ async function main() {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  await registerWebhook(table, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
+  /** Registers more webhooks (one URL each on the receiver) up to `count`. */
+  const registerWebhooksUpTo = async (count: number) => {
+    for (; webhookCount < count; webhookCount += 1) {
+      await registerWebhook(table, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook/${webhookCount + 1}`);
+    }
+  };
+  const deliveredToAll = (id: string) => (delivered.get(id)?.paths.size ?? 0) >= webhookCount;
 
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each connector process.
   const profile = process.env.BENCH_CPU_PROF;
@@ -188,7 +211,9 @@ async function main() {
     };
 
     const throughputRows: string[] = [];
-    const measureThroughput = async (receivers: number) => {
+    const cpuPerMessageByWebhooks = new Map<number, number>();
+    const measureThroughput = async (receivers: number, webhooks: number) => {
+      await registerWebhooksUpTo(webhooks);
       await linkUpTo(Math.max(linked, receivers));
       await restartWith(linked);
       // The stopped connector's webhook long poll (20 s) is still open in the SQS emulator, which
@@ -210,21 +235,24 @@ async function main() {
         sentAt.set(id, t0);
       });
       console.log(`sandbox accepted ${totalMessages} sends in ${((performance.now() - started) / 1000).toFixed(2)} s`);
-      await waitFor(`${totalMessages} webhooks`, () => [...sentAt.keys()].every((id) => delivered.has(id)), {
+      await waitFor(`${totalMessages} messages at ${webhooks} webhooks`, () => [...sentAt.keys()].every(deliveredToAll), {
         timeoutMs: 900_000,
         intervalMs: 200,
       });
-      const elapsed = (Math.max(...[...sentAt.keys()].map((id) => delivered.get(id)!)) - started) / 1000;
+      const elapsed = (Math.max(...[...sentAt.keys()].map((id) => delivered.get(id)!.at)) - started) / 1000;
       // CPU per message is what a busy shared machine changes least (the rate depends on what else runs).
       const benchCpu = process.cpuUsage(benchCpuBefore);
       const perMessageMs = (seconds: number) => ((seconds * 1000) / totalMessages).toFixed(2);
+      const connectorCpu = cpuSecondsOf(child.pid) - connectorCpuBefore;
+      cpuPerMessageByWebhooks.set(webhooks, (connectorCpu * 1000) / totalMessages);
       const cpuRow =
-        `  CPU per message: connector ${perMessageMs(cpuSecondsOf(child.pid) - connectorCpuBefore)} ms, ` +
+        `  CPU per message: connector ${perMessageMs(connectorCpu)} ms, ` +
         `emulators and webhook receiver ${perMessageMs((benchCpu.user + benchCpu.system) / 1e6)} ms, ` +
         `sandbox ${perMessageMs(cpuSecondsOf(sandbox.pid) - sandboxCpuBefore)} ms`;
-      const latencies = [...sentAt].map(([id, t0]) => delivered.get(id)! - t0).sort((a, b) => a - b);
+      const latencies = [...sentAt].map(([id, t0]) => delivered.get(id)!.at - t0).sort((a, b) => a - b);
       throughputRows.push(
-        `inbound at ${receivers} accounts${offeredRate ? `, offered ${offeredRate}/s` : ', burst'}: ${totalMessages} messages in ${elapsed.toFixed(2)} s = ` +
+        `inbound at ${receivers} accounts, ${webhooks} webhook${webhooks === 1 ? '' : 's'}${offeredRate ? `, offered ${offeredRate}/s` : ', burst'}: ` +
+          `${totalMessages} messages in ${elapsed.toFixed(2)} s = ` +
           `${(totalMessages / elapsed).toFixed(0)} messages/s (arrival to webhook delivered); latency p50 ` +
           `${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`,
       );
@@ -237,7 +265,12 @@ async function main() {
     const steps = [...new Set([...accountSteps, throughputAccounts])].sort((a, b) => a - b);
     for (const step of steps) {
       if (accountSteps.includes(step)) await measureMemory(step);
-      if (step === throughputAccounts) await measureThroughput(step);
+      if (step === throughputAccounts) for (const webhooks of webhookSteps) await measureThroughput(step, webhooks);
+    }
+    const [fewest, most] = [webhookSteps[0], webhookSteps.at(-1)];
+    if (fewest !== undefined && most !== undefined && most !== fewest) {
+      const ratio = cpuPerMessageByWebhooks.get(most)! / cpuPerMessageByWebhooks.get(fewest)!;
+      throughputRows.push(`connector CPU per message, ${most} webhooks / ${fewest}: ${ratio.toFixed(2)}x (goal: at most 1.5x)`);
     }
 
     console.log('\n== connector benchmark (sandbox network, emulators, connector in a child process) ==');

@@ -19,6 +19,7 @@ import { pairingRoutes } from './pairing.js';
 import { newRouter } from './router.js';
 import { createServices, type AppDeps, type AppEnv } from './services.js';
 import { webhookReplayRoutes } from './webhook-replay.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import { webhookRoutes } from './webhooks.js';
 
 /**
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', chatRoutes(services));
   app.route('/', webhookRoutes(services));
   app.route('/', webhookReplayRoutes(services));
+  app.route('/', webhookDeliveryRoutes(services));
   app.route('/', keyRoutes(services));
   app.route('/', qrRoutes(services));
   app.route('/', docsRoutes());

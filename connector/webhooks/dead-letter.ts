@@ -37,23 +37,24 @@ function parseRedrivePolicy(text: string | undefined): { deadLetterTargetArn: st
 }
 
 /**
- * Puts a given-up event in the DLQ with the same body (so SQS's "redrive to source" can bring
- * it back) and attributes saying why. The caller deletes it from the webhook queue afterwards;
- * a crash in between leaves a copy in both, which the stable X-Webhook-Id makes harmless.
+ * Puts a given-up (event, webhook) pair in the DLQ: the event with `webhookId` set to that
+ * webhook, so that SQS's "redrive to source" brings it back to that webhook only, and
+ * attributes saying why. The caller deletes the event from the webhook queue afterwards; a
+ * crash in between leaves a copy in both, which the stable X-Webhook-Id makes harmless.
  */
 export async function sendToDeadLetter(
   sqs: SQSClient,
   target: DeadLetterTarget,
   event: WebhookEvent,
-  failure: { attempts: number; failedUrls: string[]; lastError: string },
+  failure: { webhookId: string; attempts: number; lastError: string },
 ): Promise<void> {
   await sqs.send(
     new SendMessageCommand({
       QueueUrl: target.url,
-      MessageBody: toQueueBody(event),
+      MessageBody: toQueueBody({ ...event, webhookId: failure.webhookId }),
       MessageAttributes: {
         attempts: { DataType: 'Number', StringValue: String(failure.attempts) },
-        failedUrlCount: { DataType: 'Number', StringValue: String(failure.failedUrls.length) },
+        webhookId: { DataType: 'String', StringValue: failure.webhookId },
         lastError: { DataType: 'String', StringValue: failure.lastError.slice(0, 256) || 'unknown' },
       },
     }),

@@ -5,36 +5,47 @@
  *   ...
  *   await delivery.stop();   // SIGTERM: stop receiving, finish in-flight POSTs (bounded), resolve
  *
- * Each event is POSTed (post.ts) to every registered URL not yet served, in parallel. When
- * every URL is served the SQS message is deleted (no DynamoDB access on this happy path).
- * Otherwise the URLs that answered 2xx are recorded in DynamoDB
- * (core/store/webhook-deliveries.ts), so the retry only goes to the URLs that failed, and the
- * message's visibility is set to the next backoff (backoff.ts): SQS hands it back then. The
- * attempt number is the SQS receive count. After WEBHOOK_MAX_ATTEMPTS attempts (4xx included:
- * a receiver may be fixed) the event moves to the DLQ.
+ * One queued event goes to every registration whose scope and filter select it (a replayed or
+ * redriven event, which names its webhook, to that one only): one POST per (event, webhook)
+ * pair, in parallel, the JSON text built once and signed per webhook with its secret
+ * (signature.ts). Each pair's outcome goes to the deliveries log (core/store/webhook-deliveries.ts)
+ * in batched writes. When every pair is served the SQS message is deleted, without waiting
+ * for the log. Otherwise the log is written before the message's visibility is set to the next
+ * backoff (backoff.ts): SQS hands it back then, and the retry reads the log (one BatchGet) to
+ * POST only the pairs not yet delivered, each with its own attempt count. A pair that reaches
+ * WEBHOOK_MAX_ATTEMPTS (4xx included: a receiver may be fixed), or whose target the address
+ * policy refuses, is given up alone: it moves to the DLQ as the event naming its webhook, so a
+ * redrive goes to that webhook only. The other pairs keep their retries.
  *
- * A URL that keeps failing opens its circuit (circuit.ts): its events are parked instead of
- * POSTed (they keep their own retry schedule and count attempts), and one probe at a time
- * tests the URL. Every event waiting for a URL is held (parked-events.ts); the first 2xx of an
- * open URL makes them all visible again at once, so the backlog follows within seconds.
- * With no URL registered an event is dropped. Delivery is at least once: a receiver drops
- * duplicates by the stable X-Webhook-Id.
+ * A URL that keeps failing opens its circuit (circuit.ts): its pairs are parked instead of
+ * POSTed (they keep their retry schedule and count attempts), and one probe at a time tests
+ * the URL. Every event waiting for a URL is held (parked-events.ts); the first 2xx of an open
+ * URL makes them all visible again at once, so the backlog follows within seconds. With no
+ * registration selecting it an event is dropped. Delivery is at least once: a receiver drops
+ * duplicates by the stable X-Webhook-Id (the event's id, the same for every webhook and retry).
  */
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { createQueues, type Queues, type Received } from '../../core/queues.js';
-import { webhookSelects } from '../../core/schemas/webhook.js';
+import { webhookSelects, type WebhookRegistration } from '../../core/schemas/webhook.js';
 import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import { findDeliveredUrls, recordDeliveredUrls } from '../../core/store/webhook-deliveries.js';
+import {
+  createDeliveryLogWriter,
+  findDeliveries,
+  type Delivery,
+  type DeliveryPair,
+  type DeliveryStatus,
+} from '../../core/store/webhook-deliveries.js';
 import { withTimeout } from '../../core/with-timeout.js';
 import { minimumRetrySpanSeconds, retryDelaySeconds } from './backoff.js';
 import { Circuits, type CircuitChange } from './circuit.js';
 import { resolveDeadLetterTarget, sendToDeadLetter, type DeadLetterTarget } from './dead-letter.js';
 import { ParkedEvents } from './parked-events.js';
-import { postWebhook, urlForLogs } from './post.js';
+import { postWebhook, urlForLogs, type PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
+import { webhookSignature } from './signature.js';
 
 export interface WebhookDeliveryDeps {
   config: Config;
@@ -84,6 +95,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     probeMaxMs: config.WEBHOOK_PROBE_MAX_MS,
   });
   const parked = new ParkedEvents();
+  const deliveryLog = createDeliveryLogWriter(table);
 
   let stopping = false;
   let wakeLoop: () => void = () => undefined;
@@ -131,103 +143,161 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   }
 
   /** Never throws: an admitted POST always reaches `circuits.record`, or a probe would stay out forever. */
-  function post(url: string, event: WebhookEvent, body: Record<string, unknown>, attempt: number) {
-    return postWebhook(url, body, { eventId: event.eventId, event: event.event, attempt }, config.WEBHOOK_TIMEOUT_MS, {
-      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
-    });
+  function post(registration: WebhookRegistration, event: WebhookEvent, rawBody: string, attempt: number): Promise<PostOutcome> {
+    const signature = registration.secret === undefined ? undefined : webhookSignature(registration.secret, rawBody);
+    return postWebhook(
+      registration.url,
+      rawBody,
+      { eventId: event.eventId, event: event.event, attempt, signature },
+      config.WEBHOOK_TIMEOUT_MS,
+      { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
+    );
+  }
+
+  /** Stores a pair's entry in the deliveries log (batched with the other deliveries' entries). */
+  function record(event: WebhookEvent, webhookId: string, status: DeliveryStatus, attempts: number, lastError?: string): Promise<void> {
+    const delivery: Delivery = {
+      eventId: event.eventId,
+      event: event.event,
+      status,
+      attempts,
+      ...(lastError === undefined ? {} : { lastError }),
+      lastAttemptAt: new Date().toISOString(),
+    };
+    return deliveryLog.record(pairOf(event, webhookId), delivery);
   }
 
   async function deliver(received: Received<WebhookEvent>): Promise<void> {
     const event = received.body;
-    const attempt = received.receiveCount;
-    const eventLog = log.child({ accountId: event.accountId, eventId: event.eventId, attempt });
-    // The URLs whose registration's scope and filter select the event (one POST per URL).
-    const urls = [...new Set((await registrations.all()).filter((r) => webhookSelects(r, event.accountId, event.event)).map((r) => r.url))];
-    if (urls.length === 0) {
+    const receiveCount = received.receiveCount;
+    const eventLog = log.child({ accountId: event.accountId, eventId: event.eventId, receiveCount });
+    const targets = targetsOf(event, await registrations.all());
+    if (targets.length === 0) {
       eventLog.debug('no webhook selects the event; dropped');
       await queues.ackWebhookEvent(received.receiptHandle);
       return;
     }
-    // Only a retry can have URLs already served: the first attempt needs no read.
-    const delivered = attempt > 1 ? await findDeliveredUrls(table, event.eventId) : new Set<string>();
-    // Exactly the fields of docs/webhooks.md, whatever else a future event might carry.
-    const payload = webhookBody(event);
-    const pending = urls.filter((url) => !delivered.has(url)).map((url) => ({ url, admission: circuits.admit(url) }));
+    // Only a retry can have pairs already served (or given up): the first attempt needs no read.
+    const stored =
+      receiveCount > 1
+        ? await findDeliveries(
+            table,
+            targets.map((t) => pairOf(event, t.webhookId)),
+          )
+        : new Map<string, Delivery>();
+    const pending = targets
+      .filter((t) => {
+        const status = stored.get(t.webhookId)?.status;
+        return status !== 'delivered' && status !== 'failed';
+      })
+      .map((registration) => ({
+        registration,
+        attempt: (stored.get(registration.webhookId)?.attempts ?? 0) + 1,
+        admission: circuits.admit(registration.url),
+      }));
+    // The same bytes for every webhook: each signature covers exactly what is sent.
+    const rawBody = JSON.stringify(webhookBody(event));
     const outcomes = await Promise.all(
-      pending.flatMap(({ url, admission }) =>
-        admission === 'park'
-          ? []
-          : [
-              post(url, event, payload, attempt).then((outcome) => {
-                onCircuitChange(url, circuits.record(url, outcome.ok, admission));
-                return { url, outcome };
-              }),
-            ],
-      ),
+      pending.map(async (p): Promise<typeof p & { outcome: PostOutcome }> => {
+        if (p.admission === 'park') return { ...p, outcome: { ok: false, reason: 'receiver failing (circuit open)' } };
+        const outcome = await post(p.registration, event, rawBody, p.attempt);
+        onCircuitChange(p.registration.url, circuits.record(p.registration.url, outcome.ok, p.admission));
+        return { ...p, outcome };
+      }),
     );
-    const failures = [
-      ...outcomes.flatMap((o) => (o.outcome.ok ? [] : [{ url: o.url, reason: o.outcome.reason, permanent: o.outcome.permanent === true }])),
-      ...pending
-        .filter((p) => p.admission === 'park')
-        .map((p) => ({ url: p.url, reason: 'receiver failing (circuit open)', permanent: false })),
-    ];
-    if (failures.length === 0) {
+    const failed = outcomes.flatMap((o) =>
+      o.outcome.ok ? [] : [{ ...o, reason: o.outcome.reason, permanent: o.outcome.permanent === true }],
+    );
+    if (failed.length === 0) {
       await queues.ackWebhookEvent(received.receiptHandle);
-      eventLog.debug({ urls: outcomes.length }, 'webhook event delivered');
+      // Not awaited (stop() flushes the writer): no retry will read these entries.
+      for (const o of outcomes) {
+        record(event, o.registration.webhookId, 'delivered', o.attempt).catch((error: unknown) =>
+          eventLog.warn({ err: error, webhookId: o.registration.webhookId }, 'recording a webhook delivery failed'),
+        );
+      }
+      eventLog.debug({ webhooks: outcomes.length }, 'webhook event delivered');
       return;
     }
-    // Remembered only when a retry will follow: then the URLs served now are skipped.
-    await recordDeliveredUrls(
-      table,
-      event.eventId,
-      outcomes.filter((o) => o.outcome.ok).map((o) => o.url),
-    );
-    const summary = failures.map((f) => `${urlForLogs(f.url)}: ${f.reason}`).join('; ');
     // A target refused by the address policy stays refused: no point in waiting for retries.
-    if (attempt >= maxAttempts || failures.every((f) => f.permanent)) {
-      await sendToDeadLetter(deps.clients.sqs, await deadLetterTarget(), event, {
-        attempts: attempt,
-        failedUrls: failures.map((f) => f.url),
-        lastError: summary,
-      });
+    const givenUp = failed.filter((f) => f.permanent || f.attempt >= maxAttempts || receiveCount >= maxAttempts);
+    const retried = failed.filter((f) => !givenUp.includes(f));
+    // Stored before the retry can come, so that it skips the pairs served (or given up) now.
+    await Promise.all(
+      outcomes.map((o) => {
+        const status: DeliveryStatus = o.outcome.ok
+          ? 'delivered'
+          : givenUp.some((g) => g.registration === o.registration)
+            ? 'failed'
+            : 'pending';
+        return record(event, o.registration.webhookId, status, o.attempt, o.outcome.ok ? undefined : o.outcome.reason);
+      }),
+    );
+    const summary = (list: typeof failed) =>
+      list.map((f) => `${f.registration.webhookId} ${urlForLogs(f.registration.url)}: ${f.reason}`).join('; ');
+    if (givenUp.length > 0) {
+      const target = await deadLetterTarget();
+      await Promise.all(
+        givenUp.map((g) =>
+          sendToDeadLetter(deps.clients.sqs, target, event, {
+            webhookId: g.registration.webhookId,
+            attempts: g.attempt,
+            lastError: `${urlForLogs(g.registration.url)}: ${g.reason}`,
+          }),
+        ),
+      );
+      eventLog.error(
+        { failures: summary(givenUp) },
+        'webhook delivery given up; the event moved to the dead-letter queue for these webhooks',
+      );
+    }
+    if (retried.length === 0) {
       await queues.ackWebhookEvent(received.receiptHandle);
-      eventLog.error({ failures: summary }, 'webhook delivery given up; event moved to the dead-letter queue');
       return;
     }
-    const delaySeconds = retryDelaySeconds(attempt, config.WEBHOOK_RETRY_BASE_MS);
+    const delaySeconds = retryDelaySeconds(receiveCount, config.WEBHOOK_RETRY_BASE_MS);
     await queues.changeWebhookVisibility(received.receiptHandle, delaySeconds);
-    for (const failure of failures) parked.hold(failure.url, received, delaySeconds);
+    for (const failure of retried) parked.hold(failure.registration.url, received, delaySeconds);
     // A probe may have closed a circuit while this event was being parked for it.
-    for (const { url } of pending.filter((p) => p.admission === 'park' && !circuits.isOpen(p.url))) {
-      track(release(parked.take(url), 'receiver answers again'));
+    for (const { registration } of retried.filter((r) => r.admission === 'park' && !circuits.isOpen(r.registration.url))) {
+      track(release(parked.take(registration.url), 'receiver answers again'));
     }
-    if (outcomes.length > 0) eventLog.warn({ failures: summary, retryInSeconds: delaySeconds }, 'webhook delivery failed; will retry');
-    else eventLog.debug({ failures: summary, retryInSeconds: delaySeconds }, 'webhook event parked');
+    if (retried.some((r) => r.admission !== 'park')) {
+      eventLog.warn({ failures: summary(retried), retryInSeconds: delaySeconds }, 'webhook delivery failed; will retry');
+    } else eventLog.debug({ failures: summary(retried), retryInSeconds: delaySeconds }, 'webhook event parked');
   }
 
   /**
    * The probe of an open circuit: a held event is POSTed to its URL alone (the event stays
-   * invisible meanwhile). Its 2xx is recorded for the event before the circuit closes, so the
-   * release that follows does not POST it to that URL again.
+   * invisible meanwhile). Its outcome is logged for the pair before the circuit closes, so the
+   * release that follows does not POST it to that webhook again.
    */
   async function probe(url: string): Promise<void> {
     const candidate = parked.probeCandidate(url, config.WEBHOOK_TIMEOUT_MS + 5_000);
     // None held: the next event received for the URL is the probe instead.
     if (!candidate) return;
-    let payload: Record<string, unknown>;
+    const event = candidate.body;
+    const registration = targetsOf(event, await registrations.all()).find((r) => r.url === url);
+    // Deleted meanwhile: nothing goes to that URL any more.
+    if (!registration) return;
+    let rawBody: string;
     try {
-      payload = webhookBody(candidate.body);
+      rawBody = JSON.stringify(webhookBody(event));
     } catch {
       return;
     }
+    const stored = (await findDeliveries(table, [pairOf(event, registration.webhookId)])).get(registration.webhookId);
     if (circuits.admit(url) !== 'probe') return;
-    const outcome = await post(url, candidate.body, payload, candidate.receiveCount);
-    if (outcome.ok) {
-      // Not recorded: the release that follows POSTs it to this URL once more (at least once).
-      await recordDeliveredUrls(table, candidate.body.eventId, [url]).catch((error: unknown) =>
-        log.warn({ err: error, eventId: candidate.body.eventId }, 'recording the probe delivery failed'),
-      );
-    } else log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
+    const attempt = (stored?.attempts ?? 0) + 1;
+    const outcome = await post(registration, event, rawBody, attempt);
+    await record(
+      event,
+      registration.webhookId,
+      outcome.ok ? 'delivered' : 'pending',
+      attempt,
+      outcome.ok ? undefined : outcome.reason,
+    ).catch((error: unknown) => log.warn({ err: error, eventId: event.eventId }, 'recording the probe delivery failed'));
+    if (!outcome.ok) log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
     onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
   }
 
@@ -306,7 +376,21 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       }
       // Parked by deliveries that ended during the drain.
       await release(parked.takeAll(), 'connector stopping');
+      await deliveryLog.flush();
       log.info('webhook delivery stopped');
     },
   };
+}
+
+/** The registrations an event goes to: those whose scope and filter select it; one naming its webhook (replay, redrive), that one only. */
+function targetsOf(event: WebhookEvent, registrations: WebhookRegistration[]): WebhookRegistration[] {
+  return registrations.filter(
+    (r) => (event.webhookId === undefined || r.webhookId === event.webhookId) && webhookSelects(r, event.accountId, event.event),
+  );
+}
+
+/** Where a pair's entry is kept: by the event's first queueing time (its body's timestamp for events queued before that existed). */
+function pairOf(event: WebhookEvent, webhookId: string): DeliveryPair {
+  const timestamp = event.body.timestamp;
+  return { webhookId, eventId: event.eventId, createdAt: event.createdAt ?? (typeof timestamp === 'number' ? timestamp : 0) };
 }

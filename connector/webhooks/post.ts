@@ -24,7 +24,8 @@ function agentFor(policy: TargetPolicy): Agent {
 const forbidden = (detail: string): PostOutcome => ({ ok: false, reason: `${FORBIDDEN_TARGET_MESSAGE} (${detail})`, permanent: true });
 
 /**
- * POSTs one event to one URL. Success is a 2xx answer within `timeoutMs`; anything else
+ * POSTs one event to one URL: `rawBody` is the JSON text sent as is (a signature covers exactly
+ * these bytes), `signature` the X-Webhook-Signature value when the webhook has a secret. Success is a 2xx answer within `timeoutMs`; anything else
  * (network error, timeout, redirect, 4xx, 5xx) is a failure the caller retries, except a
  * target the address policy refuses (checked on the URL, then on every address the host
  * resolves to, at connect time): that fails permanently with no request made. Redirects are
@@ -32,8 +33,8 @@ const forbidden = (detail: string): PostOutcome => ({ ok: false, reason: `${FORB
  */
 export async function postWebhook(
   url: string,
-  body: Record<string, unknown>,
-  headers: { eventId: string; event: string; attempt: number },
+  rawBody: string,
+  headers: { eventId: string; event: string; attempt: number; signature?: string | undefined },
   timeoutMs: number,
   policy: TargetPolicy = { allowPrivate: false },
 ): Promise<PostOutcome> {
@@ -55,8 +56,9 @@ export async function postWebhook(
         'X-Webhook-Id': headers.eventId,
         'X-Webhook-Event': headers.event,
         'X-Webhook-Attempt': String(headers.attempt),
+        ...(headers.signature === undefined ? {} : { 'X-Webhook-Signature': headers.signature }),
       },
-      body: JSON.stringify(body),
+      body: rawBody,
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });

@@ -1,38 +1,129 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Key } from '../keys.js';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { createBatcher } from '../batcher.js';
+import { GSI1, type Gsi1Key, type Key } from '../keys.js';
+import { BATCH_WRITE_LIMIT, batchGet, batchWrite } from './batch.js';
 import type { Table } from './table.js';
 
 /**
- * Which webhook URLs already received an event, so that a retry after one URL failed does not
- * POST again to the URLs that succeeded. One small item per event (a string set of URLs),
- * expiring with the dead-letter queue's retention.
+ * The deliveries log: one item per (webhook, event) pair, with where its delivery stands. It
+ * serves GET /webhooks/:webhookId/deliveries (docs/webhooks.md) and lets a retry skip the pairs
+ * already delivered. Kept 7 days (DynamoDB TTL on `expiresAt`).
  *
- * Item: pk `WHDELIVERY#<eventId>` sk `DELIVERY` -> {deliveredUrls: string set, expiresAt}.
- * (Key built here rather than in keys.ts: added by the connector engineer alongside the
- * delivery worker; it belongs to no account partition and is removed by TTL.)
+ * Keys (built here, not in keys.ts: the log belongs to no account partition and expires by TTL):
+ *   pk     `WHLOG#<webhookId>`            one partition per webhook: its log is one Query
+ *   sk     `<createdAt, 15 digits>#<eventId>`
+ *   gsi1pk `WHLOG#<webhookId>#<status>`   the same log split by status, for the status filter
+ *   gsi1sk the sk
+ * The sort key starts with the event's first queueing time (Unix ms, zero-padded so string
+ * order is time order), so the log reads newest first with ScanIndexForward=false and no
+ * filter, and a status filter reads only matching items (an index Query, not a scan of 7 days
+ * dropped by a FilterExpression). The time comes from the queued event, not from the attempt:
+ * every attempt of a pair rewrites the same item, so a retry finds it by key (BatchGet) without
+ * a read first. A replay is queued again with a new `createdAt`: its attempts are a new entry,
+ * under the same eventId. Events queued before `createdAt` existed use their body's timestamp.
+ *
+ * Every write is a whole-item Put through BatchWriteItem, grouped across events (batcher.ts):
+ * the hot path pays no awaited round trip per POST. A webhook's log lives in one partition,
+ * so one webhook takes at most DynamoDB's per-partition write rate (1,000 items/s) in log writes.
  */
-const webhookDeliveryKey = (eventId: string): Key => ({ pk: `WHDELIVERY#${eventId}`, sk: 'DELIVERY' });
+const LOG_PREFIX = 'WHLOG#';
+const TIME_DIGITS = 15;
+const RETENTION_SECONDS = 7 * 24 * 60 * 60;
 
-/** Kept as long as an event can sit in the webhook DLQ (14 days) and be redriven. */
-const DELIVERY_STATE_TTL_SECONDS = 14 * 24 * 60 * 60;
+const deliveryStatusSchema = z.enum(['pending', 'failed', 'delivered']);
+export type DeliveryStatus = z.infer<typeof deliveryStatusSchema>;
 
-export async function findDeliveredUrls(table: Table, eventId: string): Promise<Set<string>> {
-  const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: webhookDeliveryKey(eventId), ConsistentRead: true }));
-  const urls: unknown = result.Item?.deliveredUrls;
-  return urls instanceof Set ? new Set([...urls].filter((u): u is string => typeof u === 'string')) : new Set();
+/** One pair's entry as the API answers it. */
+const deliverySchema = z.object({
+  eventId: z.string(),
+  event: z.string(),
+  status: deliveryStatusSchema,
+  attempts: z.number().int(),
+  lastError: z.string().optional(),
+  lastAttemptAt: z.string(),
+});
+export type Delivery = z.infer<typeof deliverySchema>;
+
+/** What locates a pair's entry: the webhook, the event's id and its first queueing time. */
+export interface DeliveryPair {
+  webhookId: string;
+  eventId: string;
+  createdAt: number;
 }
 
-export async function recordDeliveredUrls(table: Table, eventId: string, urls: string[], now = Date.now()): Promise<void> {
-  if (urls.length === 0) return;
-  await table.doc.send(
-    new UpdateCommand({
+const sortKey = (pair: DeliveryPair) => `${Math.max(0, Math.trunc(pair.createdAt)).toString().padStart(TIME_DIGITS, '0')}#${pair.eventId}`;
+const logKey = (pair: DeliveryPair): Key => ({ pk: `${LOG_PREFIX}${pair.webhookId}`, sk: sortKey(pair) });
+const logGsi1 = (pair: DeliveryPair, status: DeliveryStatus): Gsi1Key => ({
+  gsi1pk: `${LOG_PREFIX}${pair.webhookId}#${status}`,
+  gsi1sk: sortKey(pair),
+});
+
+/** Writes log entries in BatchWriteItem requests shared by every delivery under way. */
+export interface DeliveryLogWriter {
+  /** Resolves once the entry is stored (await it when a read will depend on it). */
+  record(pair: DeliveryPair, delivery: Delivery, now?: number): Promise<void>;
+  flush(): Promise<void>;
+}
+
+export function createDeliveryLogWriter(table: Table): DeliveryLogWriter {
+  const writes = createBatcher<Record<string, unknown>, undefined>({
+    maxBatch: BATCH_WRITE_LIMIT,
+    lingerMs: 10,
+    maxInFlight: 4,
+    async send(items) {
+      await batchWrite(
+        table,
+        items.map((item) => ({ put: item })),
+      );
+      return items.map(() => undefined);
+    },
+  });
+  return {
+    record(pair, delivery, now = Date.now()) {
+      return writes.add({
+        ...logKey(pair),
+        ...logGsi1(pair, delivery.status),
+        ...delivery,
+        expiresAt: Math.floor(now / 1000) + RETENTION_SECONDS,
+      });
+    },
+    flush: () => writes.flush(),
+  };
+}
+
+/** The stored entries of these pairs (one BatchGet), by `webhookId`; absent when never recorded. */
+export async function findDeliveries(table: Table, pairs: DeliveryPair[]): Promise<Map<string, Delivery>> {
+  const found = new Map<string, Delivery>();
+  if (pairs.length === 0) return found;
+  const bySortKey = new Map(pairs.map((pair) => [`${logKey(pair).pk}\u0000${logKey(pair).sk}`, pair.webhookId]));
+  for (const item of await batchGet(table, pairs.map(logKey))) {
+    const webhookId = bySortKey.get(`${String(item.pk)}\u0000${String(item.sk)}`);
+    const parsed = deliverySchema.safeParse(item);
+    if (webhookId !== undefined && parsed.success) found.set(webhookId, parsed.data);
+  }
+  return found;
+}
+
+/** A webhook's entries, newest first, optionally of one status only. */
+export async function listDeliveries(
+  table: Table,
+  webhookId: string,
+  options: { status?: DeliveryStatus | undefined; limit: number },
+): Promise<Delivery[]> {
+  const byStatus = options.status !== undefined;
+  const result = await table.doc.send(
+    new QueryCommand({
       TableName: table.name,
-      Key: webhookDeliveryKey(eventId),
-      UpdateExpression: 'ADD deliveredUrls :urls SET expiresAt = :expiresAt',
-      ExpressionAttributeValues: {
-        ':urls': new Set(urls),
-        ':expiresAt': Math.floor(now / 1000) + DELIVERY_STATE_TTL_SECONDS,
-      },
+      ...(byStatus ? { IndexName: GSI1 } : {}),
+      KeyConditionExpression: byStatus ? 'gsi1pk = :pk' : 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': byStatus ? `${LOG_PREFIX}${webhookId}#${options.status}` : `${LOG_PREFIX}${webhookId}` },
+      ScanIndexForward: false,
+      Limit: options.limit,
     }),
   );
+  return (result.Items ?? []).flatMap((item) => {
+    const parsed = deliverySchema.safeParse(item);
+    return parsed.success ? [parsed.data] : [];
+  });
 }

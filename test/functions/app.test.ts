@@ -95,6 +95,7 @@ describe('the app', () => {
         '/accounts/{accountId}/status',
         '/ping',
         '/webhooks',
+        '/webhooks/{webhookId}/deliveries',
       ].sort(),
     );
   });

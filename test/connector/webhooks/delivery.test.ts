@@ -30,7 +30,8 @@ interface Case {
   worker: WebhookDelivery | undefined;
   urls: string[];
   start(): void;
-  register(url: string): Promise<void>;
+  /** Registers a global `message` webhook; answers its id. */
+  register(url: string): Promise<string>;
   event(n: number): WebhookEvent;
   /** Messages left in the webhook queue (visible, in flight or delayed). */
   queueDepth(name?: string): Promise<number>;
@@ -70,8 +71,9 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
       c.worker = startWebhookDelivery({ config, clients: stack.clients, logger: silentLogger, queues, registrationCacheMs: 0 });
     },
     async register(url) {
-      await registerWebhook(table, url);
+      const { registration } = await registerWebhook(table, url);
       c.urls.push(url);
+      return registration.webhookId;
     },
     event(n) {
       const messageId = `3EB0CASE${caseSeq}N${n}`;
@@ -220,18 +222,18 @@ describe('webhook delivery', () => {
     }
   });
 
-  it('a receiver that always answers 4xx: the event ends in the DLQ after the configured attempts', async () => {
+  it('a receiver that always answers 4xx: the event ends in the DLQ, naming its webhook, after the configured attempts', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '3' });
     const receiver = new Receiver(() => 400);
     try {
       await receiver.up();
-      await c.register(receiver.url);
+      const webhookId = await c.register(receiver.url);
       c.start();
       const event = c.event(1);
       await c.queues.sendWebhookEvent(event);
 
       const dead = await c.dlqEvents();
-      expect(dead).toEqual([event]);
+      expect(dead).toEqual([{ ...event, webhookId }]);
       expect(receiver.countFor(event.eventId)).toBe(3);
       expect(receiver.posts.map((p) => p.headers['x-webhook-attempt'])).toEqual(['1', '2', '3']);
       await drained(c);

@@ -5,6 +5,8 @@ export interface ReceivedPost {
   path: string;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /** The body as received, for signature checks. */
+  raw: string;
 }
 
 /** How the receiver answers a POST (number = status), decided per request. */
@@ -39,7 +41,8 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const post: ReceivedPost = { path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const post: ReceivedPost = { path: req.url ?? '', headers: req.headers, body: JSON.parse(raw), raw };
         this.posts.push(post);
         const id = String(req.headers['x-webhook-id']);
         void Promise.resolve(this.answer(post, this.countFor(id))).then((status) => {

@@ -38,7 +38,7 @@ afterAll(async () => {
 interface DeadLetter {
   event: WebhookEvent;
   attempts: number;
-  failedUrlCount: number;
+  webhookId: string;
   lastError: string;
 }
 
@@ -58,7 +58,8 @@ async function deliverOnce(urls: string[], allowPrivate: boolean) {
   });
   await ensureResources(config, stack.clients, silentLogger);
   const table = tableOf(config, stack.clients);
-  for (const url of urls) await registerWebhook(table, url);
+  const webhookIds: string[] = [];
+  for (const url of urls) webhookIds.push((await registerWebhook(table, url)).registration.webhookId);
   const queues = createQueues(config, stack.clients, silentLogger);
   const worker = startWebhookDelivery({ config, clients: stack.clients, logger: silentLogger, queues, registrationCacheMs: 0 });
   const messageId = `3EB0TP${seq}`;
@@ -80,27 +81,33 @@ async function deliverOnce(urls: string[], allowPrivate: boolean) {
   await queues.sendWebhookEvent(event);
 
   const dlqUrl = await resolveQueueUrl(stack.clients.sqs, config.WEBHOOK_DLQ_NAME);
+  /** `count` DLQ entries (one per given-up webhook), with the attributes the worker gave them. */
+  async function deadLetters(count: number, timeoutMs = 30_000): Promise<DeadLetter[]> {
+    const found: DeadLetter[] = [];
+    const deadline = Date.now() + timeoutMs;
+    while (found.length < count && Date.now() < deadline) {
+      const { Messages = [] } = await stack.clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'] }),
+      );
+      for (const message of Messages) {
+        const attribute = (name: string) => message.MessageAttributes?.[name]?.StringValue ?? '';
+        found.push({
+          event: webhookEventSchema.parse(JSON.parse(message.Body ?? '{}')),
+          attempts: Number(attribute('attempts')),
+          webhookId: attribute('webhookId'),
+          lastError: attribute('lastError'),
+        });
+      }
+    }
+    return found;
+  }
   return {
     event,
-    /** The event once it is in the DLQ, with the attributes the worker gave it. */
+    webhookIds,
+    deadLetters,
+    /** The first DLQ entry. */
     async deadLetter(timeoutMs = 30_000): Promise<DeadLetter | undefined> {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const { Messages = [] } = await stack.clients.sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: dlqUrl, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
-        );
-        const [message] = Messages;
-        if (message) {
-          const attribute = (name: string) => message.MessageAttributes?.[name]?.StringValue ?? '';
-          return {
-            event: webhookEventSchema.parse(JSON.parse(message.Body ?? '{}')),
-            attempts: Number(attribute('attempts')),
-            failedUrlCount: Number(attribute('failedUrlCount')),
-            lastError: attribute('lastError'),
-          };
-        }
-      }
-      return undefined;
+      return (await deadLetters(1, timeoutMs))[0];
     },
     async stop() {
       await worker.stop();
@@ -116,7 +123,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
     const run = await deliverOnce([receiver.url], false);
     try {
       const dead = await run.deadLetter();
-      expect(dead).toMatchObject({ event: run.event, attempts: 1, failedUrlCount: 1 });
+      expect(dead).toMatchObject({ event: { ...run.event, webhookId: run.webhookIds[0] }, attempts: 1, webhookId: run.webhookIds[0] });
       expect(dead?.lastError).toBe(`${new URL(receiver.url).origin}: url targets a forbidden address (loopback address 127.0.0.1)`);
       expect(receiver.posts).toEqual([]);
     } finally {
@@ -180,10 +187,12 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
     const withCredentials = receiver.url.replace('http://', 'http://user:pass@');
     const run = await deliverOnce(['http://169.254.169.254/latest/meta-data/', withCredentials], true);
     try {
-      const dead = await run.deadLetter();
-      expect(dead).toMatchObject({ attempts: 1, failedUrlCount: 2 });
-      expect(dead?.lastError).toContain('url targets a forbidden address (link-local (cloud metadata) address 169.254.169.254)');
-      expect(dead?.lastError).toContain('url targets a forbidden address (credentials in the URL)');
+      const dead = await run.deadLetters(2);
+      expect(dead.map((d) => d.attempts)).toEqual([1, 1]);
+      expect(dead.map((d) => d.webhookId).sort()).toEqual([...run.webhookIds].sort());
+      const errors = dead.map((d) => d.lastError).join('\n');
+      expect(errors).toContain('url targets a forbidden address (link-local (cloud metadata) address 169.254.169.254)');
+      expect(errors).toContain('url targets a forbidden address (credentials in the URL)');
       expect(receiver.posts).toEqual([]);
     } finally {
       await run.stop();
@@ -197,8 +206,9 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
     const run = await deliverOnce([receiver.url, 'http://[::ffff:169.254.169.254]/'], true);
     try {
       const dead = await run.deadLetter();
-      expect(dead).toMatchObject({ attempts: 1, failedUrlCount: 1 });
+      expect(dead).toMatchObject({ attempts: 1, webhookId: run.webhookIds[1] });
       expect(receiver.countFor(run.event.eventId)).toBe(1);
+      expect(await run.deadLetters(1, 2_000)).toEqual([]);
     } finally {
       await run.stop();
       await receiver.close();
