@@ -14,6 +14,7 @@ import { sendHandlers } from './commands/send-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
+import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
 import { startWebhookDelivery } from './webhooks/delivery-worker.js';
 
@@ -73,6 +74,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     inbound,
     logger,
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
+    events: sessionEvents(queues, logger),
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 

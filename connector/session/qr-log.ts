@@ -24,7 +24,7 @@ async function logQr(logger: Logger, accountId: string, qr: string, printTermina
 
 /**
  * Makes the QR readable through `GET /accounts/:accountId/qr`, then logs it. A failed write
- * costs the HTTP route this QR only: the log still has it.
+ * costs the HTTP route this QR only: the log still has it. Answers when the QR expires (Unix ms).
  */
 export async function publishQr(
   table: Table,
@@ -33,11 +33,12 @@ export async function publishQr(
   qr: string,
   first: boolean,
   printTerminal: (text: string) => void,
-) {
-  await putQr(table, accountId, qr, first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS).catch((error: unknown) =>
-    logger.error({ err: error }, 'storing the QR failed'),
-  );
+  now = Date.now(),
+): Promise<number> {
+  const lifetimeMs = first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS;
+  await putQr(table, accountId, qr, lifetimeMs, now).catch((error: unknown) => logger.error({ err: error }, 'storing the QR failed'));
   await logQr(logger, accountId, qr, printTerminal);
+  return now + lifetimeMs;
 }
 
 /** The QR is no longer scannable (connected, logged out, stopped, given up). */

@@ -34,6 +34,8 @@ export interface GatewayOptions {
   overrides?: Record<string, string>;
   /** Level of the captured connector log (default info: the QR line is at info). */
   logLevel?: pino.LevelWithSilent;
+  /** false: no delivery worker, so a test reads the webhook event queue itself. */
+  webhookDelivery?: boolean;
 }
 
 export interface Gateway {
@@ -85,6 +87,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     printTerminalQr: () => undefined,
     commandWaitSeconds: 1,
     ...(ownership ? { ownership } : {}),
+    ...(options.webhookDelivery === false ? { webhookDelivery: false } : {}),
   });
 
   let connector = await startConnector(connectorDeps(logs.logger));
