@@ -148,12 +148,31 @@ describe('story: session.status and qr events through kicks, disconnect and logo
     expect((await account(alice.id)).lastDisconnect).toEqual({ reason: 'stopped', at: stopped.body.timestamp });
   });
 
+  it('a connector shutdown hands the account on: reconnecting (connection_lost); the next connector resumes it: connected', async () => {
+    const from = events.length;
+    await gw.restartConnector();
+    const handedOn = await statusEvent(alice.id, 'reconnecting', 'connection_lost', from);
+    expect(handedOn.body).toMatchObject({ previousStatus: 'connected' });
+    const resumed = await statusEvent(alice.id, 'connected', 'connected', from);
+    expect(resumed.body).toMatchObject({ previousStatus: 'reconnecting' });
+    await waitForAccount(alice.id, 'connected', { reason: 'connection_lost', at: handedOn.body.timestamp });
+  });
+
   it('kick logout (401 device_removed): logged_out (logged_out)', async () => {
     const from = events.length;
     await gw.control.kick(alice.phone, await linkedDevice(alice.phone), 'logout');
     const loggedOut = await statusEvent(alice.id, 'logged_out', 'logged_out', from);
     expect(loggedOut.body).toMatchObject({ previousStatus: 'connected' });
     await waitForAccount(alice.id, 'logged_out', { reason: 'logged_out', at: loggedOut.body.timestamp });
+  });
+
+  it('the disconnect route on a logged-out account (no session anywhere): not_started (stopped) all the same', async () => {
+    await waitFor('the session to leave the registry', () => !gw.connector.registry.get(alice.id));
+    const from = events.length;
+    expect((await api.call('POST', `/accounts/${alice.id}/disconnect`)).body).toMatchObject({ ok: true });
+    const stopped = await statusEvent(alice.id, 'not_started', 'stopped', from);
+    expect(stopped.body).toMatchObject({ previousStatus: 'logged_out' });
+    await waitForAccount(alice.id, 'not_started', { reason: 'stopped', at: stopped.body.timestamp });
   });
 
   it('kick forbidden (403, WhatsApp removed the account): logged_out (removed_by_whatsapp), in the list too', async () => {
