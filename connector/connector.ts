@@ -37,6 +37,8 @@ export interface ConnectorDeps {
   inbound?: InboundHandlers;
   /** Run the webhook delivery worker in this process (default true). */
   webhookDelivery?: boolean;
+  /** How long each QR lives (tests shorten it; by default WhatsApp's 60 s, then 20 s). */
+  qrTimeoutMs?: number;
 }
 
 export interface Connector {
@@ -64,7 +66,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const table = tableOf(config, clients);
   const mediaStore = mediaStoreOf(config, clients);
   const queues = createQueues(config, clients, logger);
-  const network = networkOptionsFrom(config);
+  const configured = networkOptionsFrom(config);
+  const network = deps.qrTimeoutMs ? { ...configured, socket: { ...configured.socket, qrTimeout: deps.qrTimeoutMs } } : configured;
   const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger, queues });
   const ownership = new Ownership(table, newOwnerId(), { ...DEFAULT_OWNERSHIP_TIMING, ...deps.ownership });
   const registry = new SessionRegistry({

@@ -23,7 +23,7 @@ import { durableDecryption } from './durable-decrypt.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
 import { shouldSyncHistoryMessage } from './history-sync.js';
 import { canMove, isWindingDown, statusOf, type Lifecycle } from './lifecycle.js';
-import { publishQr, withdrawQr } from './qr-log.js';
+import { publishQr, qrLifetimeMs, withdrawQr } from './qr-log.js';
 import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
@@ -366,7 +366,16 @@ export class AccountSession {
       this.linkPhaseStartedAt ??= Date.now();
       await this.move('awaiting_scan');
       const timestamp = Date.now();
-      const expiresAt = await publishQr(this.deps.table, this.log, this.accountId, update.qr, first, this.deps.printTerminalQr, timestamp);
+      const lifetimeMs = qrLifetimeMs(first, this.deps.network.socket.qrTimeout);
+      const expiresAt = await publishQr(
+        this.deps.table,
+        this.log,
+        this.accountId,
+        update.qr,
+        lifetimeMs,
+        this.deps.printTerminalQr,
+        timestamp,
+      );
       this.deps.events.qr(this.accountId, { qr: update.qr, expiresAt, timestamp });
     }
     if (update.isNewLogin && !isWindingDown(this.lifecycle)) {

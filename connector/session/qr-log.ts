@@ -7,6 +7,11 @@ import type { Table } from '../../core/store/table.js';
 export const FIRST_QR_LIFETIME_MS = 60_000;
 const LATER_QR_LIFETIME_MS = 20_000;
 
+/** How long Baileys shows a QR: its `qrTimeout` when one is set (tests), otherwise WhatsApp's lifetimes. */
+export function qrLifetimeMs(first: boolean, qrTimeout: number | undefined): number {
+  return qrTimeout ?? (first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS);
+}
+
 /** Renders a QR as block characters for a terminal. */
 function renderTerminalQr(qr: string): Promise<string> {
   return new Promise((resolve) => qrcodeTerminal.generate(qr, { small: true }, resolve));
@@ -31,11 +36,10 @@ export async function publishQr(
   logger: Logger,
   accountId: string,
   qr: string,
-  first: boolean,
+  lifetimeMs: number,
   printTerminal: (text: string) => void,
   now = Date.now(),
 ): Promise<number> {
-  const lifetimeMs = first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS;
   await putQr(table, accountId, qr, lifetimeMs, now).catch((error: unknown) => logger.error({ err: error }, 'storing the QR failed'));
   await logQr(logger, accountId, qr, printTerminal);
   return now + lifetimeMs;

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
+import { webhookBody } from '../../core/schemas/webhook-event.js';
 import { FIRST_QR_LIFETIME_MS } from '../../connector/session/qr-log.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
+import { collectWebhookEvents, type CollectedEvents } from './support/webhook-events.js';
 
 /**
  * Session health as webhook events (docs/webhooks.md): every change of an account's status is
@@ -16,31 +17,12 @@ import { startGateway, type Gateway } from './support/gateway.js';
 describe('story: session.status and qr events through kicks, disconnect and logout', { timeout: 240_000 }, () => {
   let gw: Gateway;
   let api: TestApi;
-  const events: WebhookEvent[] = [];
-  let collecting = true;
-  let collector: Promise<void> | undefined;
+  let collected: CollectedEvents;
   const alice = { id: 'healthalice', phone: '15550600001' };
   const bob = { id: 'healthbob', phone: '15550600002' };
-
-  /** Pulls every queued webhook event into `events` until the suite ends. */
-  async function collect(): Promise<void> {
-    while (collecting) {
-      const received = await gw.queues.receiveWebhookEvents({ waitSeconds: 1 });
-      for (const message of received) {
-        events.push(message.body);
-        await gw.queues.ackWebhookEvent(message.receiptHandle);
-      }
-    }
-  }
-
-  /** The first session.status event of the account since `from` with that status and reason. */
-  function statusEvent(accountId: string, status: string, reason: string, from: number): Promise<WebhookEvent> {
-    return waitFor(`${accountId}: session.status ${status} (${reason})`, () =>
-      events
-        .slice(from)
-        .find((e) => e.accountId === accountId && e.event === 'session.status' && e.body.status === status && e.body.reason === reason),
-    );
-  }
+  const events = () => collected.events;
+  const statusEvent = (accountId: string, status: string, reason: string, from: number) =>
+    collected.status(accountId, status, reason, from);
 
   async function account(accountId: string): Promise<Record<string, unknown>> {
     const response = await api.call('GET', `/accounts/${accountId}`);
@@ -72,22 +54,25 @@ describe('story: session.status and qr events through kicks, disconnect and logo
   beforeAll(async () => {
     gw = await startGateway({ webhookDelivery: false });
     api = await startTestApi(gw.stack);
-    collector = collect();
+    collected = collectWebhookEvents(gw.queues);
   });
   afterAll(async () => {
-    collecting = false;
-    await collector;
+    await collected?.stop();
     await api?.close();
     await gw?.stop();
   });
 
   it('a new QR is a qr event with the raw QR and its expiry; the scan gives connected (connected)', async () => {
-    const from = events.length;
+    const from = events().length;
     await gw.control.createPhone(alice.phone);
     const logFrom = gw.logs.lines.length;
     expect((await api.call('POST', '/accounts', { id: alice.id })).status).toBe(201);
     const qr = await gw.logs.waitForQr(alice.id, { from: logFrom });
-    const qrEvent = await waitFor('the qr event', () => events.slice(from).find((e) => e.accountId === alice.id && e.event === 'qr'));
+    const qrEvent = await waitFor('the qr event', () =>
+      events()
+        .slice(from)
+        .find((e) => e.accountId === alice.id && e.event === 'qr'),
+    );
     expect(qrEvent.body.qr).toBe(qr);
     expect(webhookBody(qrEvent)).toEqual({
       event: 'qr',
@@ -113,7 +98,7 @@ describe('story: session.status and qr events through kicks, disconnect and logo
     expect(connected.eventId).toMatch(new RegExp(`^${alice.id}:session:\\d+:\\d+$`));
     // A link is not a disconnect, and `connecting` to `connecting` across the pairing restart is no change.
     expect((await account(alice.id)).lastDisconnect).toBeUndefined();
-    expect(events.filter((e) => e.accountId === alice.id && e.event === 'session.status')).toHaveLength(1);
+    expect(events().filter((e) => e.accountId === alice.id && e.event === 'session.status')).toHaveLength(1);
   });
 
   it.each([
@@ -121,7 +106,7 @@ describe('story: session.status and qr events through kicks, disconnect and logo
     ['conflict', 'replaced'],
     ['end', 'connection_lost'],
   ])('kick %s: reconnecting (%s), then connected again; lastDisconnect has the reason', async (kind, reason) => {
-    const from = events.length;
+    const from = events().length;
     await gw.control.kick(alice.phone, await linkedDevice(alice.phone), kind);
     const down = await statusEvent(alice.id, 'reconnecting', reason, from);
     expect(down.body).toMatchObject({ previousStatus: 'connected' });
@@ -133,23 +118,27 @@ describe('story: session.status and qr events through kicks, disconnect and logo
   });
 
   it('the disconnect route: not_started (stopped); connect resumes without a QR event', async () => {
-    const from = events.length;
+    const from = events().length;
     expect((await api.call('POST', `/accounts/${alice.id}/disconnect`)).body).toMatchObject({ ok: true });
     const stopped = await statusEvent(alice.id, 'not_started', 'stopped', from);
     expect(stopped.body).toMatchObject({ previousStatus: 'connected' });
     await waitForAccount(alice.id, 'not_started', { reason: 'stopped', at: stopped.body.timestamp });
 
-    const again = events.length;
+    const again = events().length;
     expect((await api.call('POST', `/accounts/${alice.id}/connect`)).body).toMatchObject({ ok: true });
     const connected = await statusEvent(alice.id, 'connected', 'connected', again);
     expect(connected.body).toMatchObject({ previousStatus: 'connecting' });
-    expect(events.slice(again).filter((e) => e.accountId === alice.id && e.event === 'qr')).toEqual([]);
+    expect(
+      events()
+        .slice(again)
+        .filter((e) => e.accountId === alice.id && e.event === 'qr'),
+    ).toEqual([]);
     // Connecting again is no disconnect: the last one stays.
     expect((await account(alice.id)).lastDisconnect).toEqual({ reason: 'stopped', at: stopped.body.timestamp });
   });
 
   it('a connector shutdown hands the account on: reconnecting (connection_lost); the next connector resumes it: connected', async () => {
-    const from = events.length;
+    const from = events().length;
     await gw.restartConnector();
     const handedOn = await statusEvent(alice.id, 'reconnecting', 'connection_lost', from);
     expect(handedOn.body).toMatchObject({ previousStatus: 'connected' });
@@ -159,7 +148,7 @@ describe('story: session.status and qr events through kicks, disconnect and logo
   });
 
   it('kick logout (401 device_removed): logged_out (logged_out)', async () => {
-    const from = events.length;
+    const from = events().length;
     await gw.control.kick(alice.phone, await linkedDevice(alice.phone), 'logout');
     const loggedOut = await statusEvent(alice.id, 'logged_out', 'logged_out', from);
     expect(loggedOut.body).toMatchObject({ previousStatus: 'connected' });
@@ -168,7 +157,7 @@ describe('story: session.status and qr events through kicks, disconnect and logo
 
   it('the disconnect route on a logged-out account (no session anywhere): not_started (stopped) all the same', async () => {
     await waitFor('the session to leave the registry', () => !gw.connector.registry.get(alice.id));
-    const from = events.length;
+    const from = events().length;
     expect((await api.call('POST', `/accounts/${alice.id}/disconnect`)).body).toMatchObject({ ok: true });
     const stopped = await statusEvent(alice.id, 'not_started', 'stopped', from);
     expect(stopped.body).toMatchObject({ previousStatus: 'logged_out' });
@@ -177,7 +166,7 @@ describe('story: session.status and qr events through kicks, disconnect and logo
 
   it('kick forbidden (403, WhatsApp removed the account): logged_out (removed_by_whatsapp), in the list too', async () => {
     await link(bob);
-    const from = events.length;
+    const from = events().length;
     await gw.control.kick(bob.phone, await linkedDevice(bob.phone), 'forbidden');
     const removed = await statusEvent(bob.id, 'logged_out', 'removed_by_whatsapp', from);
     expect(removed.body).toMatchObject({ previousStatus: 'connected' });

@@ -36,6 +36,8 @@ export interface GatewayOptions {
   logLevel?: pino.LevelWithSilent;
   /** false: no delivery worker, so a test reads the webhook event queue itself. */
   webhookDelivery?: boolean;
+  /** How long each QR lives (QR rounds run out quickly). */
+  qrTimeoutMs?: number;
 }
 
 export interface Gateway {
@@ -88,6 +90,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     commandWaitSeconds: 1,
     ...(ownership ? { ownership } : {}),
     ...(options.webhookDelivery === false ? { webhookDelivery: false } : {}),
+    ...(options.qrTimeoutMs ? { qrTimeoutMs: options.qrTimeoutMs } : {}),
   });
 
   let connector = await startConnector(connectorDeps(logs.logger));
