@@ -14,6 +14,7 @@ import { sendHandlers } from './commands/send-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
+import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
 import { startWebhookDelivery } from './webhooks/delivery-worker.js';
 
@@ -36,6 +37,8 @@ export interface ConnectorDeps {
   inbound?: InboundHandlers;
   /** Run the webhook delivery worker in this process (default true). */
   webhookDelivery?: boolean;
+  /** How long each QR lives (tests shorten it; by default WhatsApp's 60 s, then 20 s). */
+  qrTimeoutMs?: number;
 }
 
 export interface Connector {
@@ -63,7 +66,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const table = tableOf(config, clients);
   const mediaStore = mediaStoreOf(config, clients);
   const queues = createQueues(config, clients, logger);
-  const network = networkOptionsFrom(config);
+  const configured = networkOptionsFrom(config);
+  const network = deps.qrTimeoutMs ? { ...configured, socket: { ...configured.socket, qrTimeout: deps.qrTimeoutMs } } : configured;
   const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger, queues });
   const ownership = new Ownership(table, newOwnerId(), { ...DEFAULT_OWNERSHIP_TIMING, ...deps.ownership });
   const registry = new SessionRegistry({
@@ -73,6 +77,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     inbound,
     logger,
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
+    events: sessionEvents(queues, logger),
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 

@@ -13,7 +13,8 @@ import { ConfigError } from '../core/config.js';
  */
 export interface NetworkOptions {
   mode: 'whatsapp' | 'sandbox';
-  socket: Partial<Pick<SocketConfig, 'waWebSocketUrl' | 'fetchAgent'>>;
+  /** `qrTimeout` (how long each QR lives) is left to Baileys except in tests, which shorten it. */
+  socket: Partial<Pick<SocketConfig, 'waWebSocketUrl' | 'fetchAgent' | 'qrTimeout'>>;
   /** For `downloadMediaMessage(..., {options: {dispatcher}})`; undefined uses the default trust store. */
   downloadDispatcher?: FetchDispatcher;
 }

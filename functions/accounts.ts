@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { ValidationError } from '../core/errors.js';
 import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '../core/jid.js';
 import { newCommandId } from '../core/ids.js';
-import type { Account } from '../core/schemas/account.js';
+import { lastDisconnectSchema, type Account } from '../core/schemas/account.js';
 import { deleteAccountData } from '../core/store/account-deletion.js';
 import { createAccount, deleteAccountRecord, getAccount, listAccounts } from '../core/store/accounts.js';
 import { releaseCollection } from '../core/store/collection-claims.js';
@@ -25,9 +25,12 @@ const accountView = z
     createdAt: z.string(),
     currentStatus: z.string(),
     hasQR: z.boolean(),
+    lastDisconnect: lastDisconnectSchema
+      .optional()
+      .openapi({ description: 'The latest disconnect: its reason (as in the session.status event) and when (Unix ms)' }),
   })
   .openapi('Account');
-const createdView = accountView.omit({ currentStatus: true, hasQR: true });
+const createdView = accountView.omit({ currentStatus: true, hasQR: true, lastDisconnect: true });
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
@@ -45,6 +48,7 @@ function view(account: Account) {
     createdAt: account.createdAt,
     currentStatus: account.currentStatus,
     hasQR: account.hasQR,
+    ...(account.lastDisconnect ? { lastDisconnect: account.lastDisconnect } : {}),
   };
 }
 
@@ -114,7 +118,7 @@ export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
         throw cause;
       }
       c.get('log').info({ accountId: account._id }, 'account created');
-      const { currentStatus: _current, hasQR: _hasQR, ...created } = view(account);
+      const { currentStatus: _current, hasQR: _hasQR, lastDisconnect: _lastDisconnect, ...created } = view(account);
       return c.json({ ok: true as const, account: created }, 201);
     })
     .openapi(list, async (c) => {

@@ -13,7 +13,7 @@ import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
-import type { AccountStatus } from '../../core/schemas/account.js';
+import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
 import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
 import { Inbox } from '../inbound/inbox.js';
 import { replayInbox } from '../inbound/inbox-replay.js';
@@ -22,9 +22,11 @@ import type { NetworkOptions } from '../network-options.js';
 import { durableDecryption } from './durable-decrypt.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
 import { shouldSyncHistoryMessage } from './history-sync.js';
-import { publishQr, withdrawQr } from './qr-log.js';
+import { canMove, isWindingDown, statusOf, type Lifecycle } from './lifecycle.js';
+import { publishQr, qrLifetimeMs, withdrawQr } from './qr-log.js';
 import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
-import { decideAfterClose } from './reconnect-policy.js';
+import { closeReason, decideAfterClose } from './reconnect-policy.js';
+import type { SessionEvents } from './session-events.js';
 
 export interface AccountSessionDeps {
   accountId: string;
@@ -37,6 +39,16 @@ export interface AccountSessionDeps {
   printTerminalQr: (text: string) => void;
   /** Called once when the session ends by itself (logged out, QR never scanned, account gone). */
   onEnded: (accountId: string, why: SessionEndReason) => void;
+  /** Where each change of the account's status and each new QR goes as a webhook event. */
+  events: SessionEvents;
+  /** The account's status when the session was made: the `previousStatus` of its first change. */
+  recordedStatus: AccountStatus;
+}
+
+/** The status a stopped session leaves on the account, and why. */
+export interface FinalStatus {
+  status: AccountStatus;
+  reason: StatusReason;
 }
 
 export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_deleted';
@@ -68,25 +80,25 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timed_out'> 
 }
 
 /**
- * One WhatsApp login of one account: owns the socket's lifecycle only. Status changes go through
- * `setStatus` (store + log); what to do after a close is `decideAfterClose`; messages go to the
- * inbound pipeline through the dispatcher; sending is done by command handlers on `socket`.
+ * One WhatsApp login of one account: owns the socket's lifecycle only. Where it stands is one
+ * `Lifecycle` (lifecycle.ts), changed only by `move`, which also writes the account's status,
+ * logs it and emits its `session.status` event; what to do after a close is `decideAfterClose`;
+ * messages go to the inbound pipeline through the dispatcher; sending is done by command
+ * handlers on `socket`.
  */
 export class AccountSession {
   readonly accountId: string;
   private readonly deps: AccountSessionDeps;
   private readonly log: Logger;
-  private currentStatus: AccountStatus = 'not_started';
+  private lifecycle: Lifecycle = 'idle';
+  /** The status and QR flag last written for the account: only `move` sets them. */
+  private currentStatus: AccountStatus;
   private currentHasQr = false;
   private sock: WASocket | undefined;
   private dispatcher: Dispatcher | undefined;
   private auth: DynamoAuthState | undefined;
-  private stopped = false;
-  /** The connector is shutting down: the socket may serve commands in flight, but is never reopened. */
-  private reconnectsHalted = false;
   private failures = 0;
   private qrRounds = 0;
-  private sawQrThisSocket = false;
   /** When the current socket showed its first QR: the start of its link phase. */
   private linkPhaseStartedAt: number | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -101,6 +113,7 @@ export class AccountSession {
   constructor(deps: AccountSessionDeps) {
     this.deps = deps;
     this.accountId = deps.accountId;
+    this.currentStatus = deps.recordedStatus;
     this.log = deps.logger.child({ accountId: deps.accountId });
     this.inbox = new Inbox(deps.table, deps.accountId, this.log);
   }
@@ -111,7 +124,17 @@ export class AccountSession {
 
   /** The socket while the session is `connected`, otherwise undefined. */
   get socket(): WASocket | undefined {
-    return this.currentStatus === 'connected' ? this.sock : undefined;
+    return this.serving() ? this.sock : undefined;
+  }
+
+  /** Connected, and still serving commands (a halted session serves those in flight). */
+  private serving(): boolean {
+    return this.currentStatus === 'connected' && (this.lifecycle === 'connected' || this.lifecycle === 'halted');
+  }
+
+  /** Stopped or logged out: nothing happens on this session any more. */
+  private ended(): boolean {
+    return this.lifecycle === 'stopped' || this.lifecycle === 'logged_out';
   }
 
   get selfJid(): string | undefined {
@@ -120,16 +143,17 @@ export class AccountSession {
   }
 
   async start(reason: StartReason): Promise<void> {
-    this.stopped = false;
     this.auth = await loadDynamoAuthState(this.deps.table, this.deps.collectionName, this.log);
     await this.dropUnfinishedCodeLink(this.auth);
     const linked = this.auth.isLinked();
     this.log.info({ reason, linked }, linked ? 'session resuming with saved credentials' : 'session starting: QR expected');
-    await this.setStatus(reason === 'resume' && linked ? 'reconnecting' : 'connecting');
+    // A resume after a connector died changes a `connected` account: its connection was lost.
+    if (this.lifecycle === 'idle')
+      await this.move(reason === 'resume' && linked ? 'reconnecting' : 'connecting', { reason: 'connection_lost' });
     clearInterval(this.replayTimer);
     this.replayTimer = setInterval(() => {
-      if (this.stopped) clearInterval(this.replayTimer);
-      else if (this.currentStatus === 'connected') this.replayInbox();
+      if (this.ended()) clearInterval(this.replayTimer);
+      else if (this.lifecycle === 'connected') this.replayInbox();
     }, INBOX_REPLAY_EVERY_MS);
     this.replayTimer.unref();
     this.openSocket();
@@ -141,35 +165,32 @@ export class AccountSession {
    * in flight. Sends waiting for a reconnect fail at once. `stop()` follows.
    */
   haltReconnects(): void {
-    this.reconnectsHalted = true;
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
-    this.notifyStatus();
+    if (!this.ended()) void this.move('halted');
   }
 
   /**
-   * Closes the socket without logging out; the auth state stays. `finalStatus` is written when
-   * given (disconnect: `not_started`); when omitted (lease lost, shutdown) nothing is written,
+   * Closes the socket without logging out; the auth state stays. `final` is written when given
+   * (disconnect: `not_started`, `stopped`); when omitted (lease lost) nothing is written,
    * because the status then belongs to whoever runs the account next.
    */
-  async stop(finalStatus?: AccountStatus): Promise<void> {
-    this.stopped = true;
+  async stop(final?: FinalStatus): Promise<void> {
+    await this.move('stopped');
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
     await this.closeSocket();
     await this.auth?.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
-    if (finalStatus) await this.setStatus(finalStatus);
-    this.currentStatus = finalStatus ?? 'not_started';
-    this.notifyStatus();
+    if (final) await this.move('stopped', final);
     await this.statusWrites.drained();
   }
 
   /** Unlinks this device from the phone (best effort, bounded), then stops. Used before deletion. */
   async logoutAndStop(): Promise<void> {
-    this.stopped = true;
+    const sock = this.socket;
+    await this.move('stopped');
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
-    const sock = this.socket;
     if (sock) {
       const result = await withTimeout(
         sock.logout('account deleted').catch((error: unknown) => this.log.warn({ err: error }, 'logout failed')),
@@ -178,20 +199,18 @@ export class AccountSession {
       if (result === 'timed_out') this.log.warn('logout timed out');
     }
     await this.closeSocket();
-    this.currentStatus = 'not_started';
-    this.notifyStatus();
     await this.statusWrites.drained();
   }
 
   /** Writes the live status again (a `connect` on a running session was recorded as `connecting`). */
   republishStatus(): Promise<void> {
-    return this.setStatus(this.currentStatus, this.currentHasQr);
+    return this.move(this.lifecycle, { status: this.currentStatus });
   }
 
   /** Resolves true once `connected`, false when `timeoutMs` passes or the session stops first. */
   waitForConnected(timeoutMs: number): Promise<boolean> {
-    if (this.currentStatus === 'connected') return Promise.resolve(true);
-    if (this.stopped || this.reconnectsHalted) return Promise.resolve(false);
+    if (this.serving()) return Promise.resolve(true);
+    if (isWindingDown(this.lifecycle)) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (value: boolean) => {
         clearTimeout(timer);
@@ -199,8 +218,8 @@ export class AccountSession {
         resolve(value);
       };
       const check = () => {
-        if (this.currentStatus === 'connected') done(true);
-        else if (this.stopped || this.reconnectsHalted) done(false);
+        if (this.serving()) done(true);
+        else if (isWindingDown(this.lifecycle)) done(false);
       };
       const timer = setTimeout(() => done(false), timeoutMs);
       this.statusListeners.add(check);
@@ -214,9 +233,9 @@ export class AccountSession {
    */
   awaitLinkPhase(timeoutMs: number): Promise<LinkPhase> {
     const phase = (): LinkPhase | undefined => {
-      if (this.currentStatus === 'connected' || (this.auth && hasLinkedIdentity(this.auth.state.creds))) return 'linked';
-      if (this.stopped || this.reconnectsHalted) return 'not_ready';
-      if (this.sock?.ws.isOpen && this.sawQrThisSocket && this.currentStatus === 'connecting') return 'awaiting_link';
+      if (this.lifecycle === 'connected' || (this.auth && hasLinkedIdentity(this.auth.state.creds))) return 'linked';
+      if (isWindingDown(this.lifecycle)) return 'not_ready';
+      if (this.sock?.ws.isOpen && this.lifecycle === 'awaiting_scan') return 'awaiting_link';
       return undefined;
     };
     const now = phase();
@@ -243,7 +262,7 @@ export class AccountSession {
    */
   async requestPairingCode(phoneNumber: string): Promise<{ code: string; expiresAt: number }> {
     const sock = this.sock;
-    if (!sock?.ws.isOpen || !this.sawQrThisSocket) throw new Error('the socket is not waiting for a link');
+    if (!sock?.ws.isOpen || this.lifecycle !== 'awaiting_scan') throw new Error('the socket is not waiting for a link');
     const code = await sock.requestPairingCode(phoneNumber);
     const expiresAt = Math.max(Date.now(), (this.linkPhaseStartedAt ?? Date.now()) + LINK_PHASE_MS);
     logPairingCode(this.log, code, expiresAt);
@@ -287,8 +306,7 @@ export class AccountSession {
 
   private openSocket(): void {
     const auth = this.auth;
-    if (!auth || this.stopped || this.reconnectsHalted) return;
-    this.sawQrThisSocket = false;
+    if (!auth || isWindingDown(this.lifecycle)) return;
     this.linkPhaseStartedAt = undefined;
     const durable = durableDecryption((part) => this.inbox.record(part));
     const sock = makeWASocket({
@@ -343,93 +361,130 @@ export class AccountSession {
   }
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
-    if (update.qr) {
-      const first = !this.sawQrThisSocket;
+    if (update.qr && canMove(this.lifecycle, 'awaiting_scan')) {
+      const first = this.lifecycle !== 'awaiting_scan';
       this.linkPhaseStartedAt ??= Date.now();
-      this.sawQrThisSocket = true;
-      await this.setStatus('connecting', true);
-      await publishQr(this.deps.table, this.log, this.accountId, update.qr, first, this.deps.printTerminalQr);
+      await this.move('awaiting_scan');
+      const timestamp = Date.now();
+      const lifetimeMs = qrLifetimeMs(first, this.deps.network.socket.qrTimeout);
+      const expiresAt = await publishQr(
+        this.deps.table,
+        this.log,
+        this.accountId,
+        update.qr,
+        lifetimeMs,
+        this.deps.printTerminalQr,
+        timestamp,
+      );
+      this.deps.events.qr(this.accountId, { qr: update.qr, expiresAt, timestamp });
     }
-    if (update.isNewLogin) {
+    if (update.isNewLogin && !isWindingDown(this.lifecycle)) {
       this.log.info('QR scanned: device linked, restarting the connection to log in');
-      await this.setStatus('connecting', false);
+      await this.move('connecting');
     }
-    if (update.connection === 'open') {
+    // A socket that opens while the connector stops is not used: it is closed with the rest.
+    if (update.connection === 'open' && canMove(this.lifecycle, 'connected')) {
       this.failures = 0;
       this.qrRounds = 0;
       this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
       this.replayInbox();
-      await this.setStatus('connected');
+      await this.move('connected', { reason: 'connected' });
     }
     if (update.connection === 'close') await this.onClose(closeCodeOf(update));
   }
 
   private async onClose(statusCode: number | undefined): Promise<void> {
     this.detachSocket();
-    if (this.stopped) return;
+    if (this.ended()) return;
     const auth = this.auth;
     if (!auth) return;
     // Creds Baileys just changed (pairing, pre-keys) must be stored before the next login uses them.
     await auth.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
     await this.dropUnfinishedCodeLink(auth);
-    const decision = decideAfterClose({
-      statusCode,
-      failures: this.failures,
-      linked: auth.isLinked(),
-      qrRounds: this.qrRounds,
-    });
-    if (this.sawQrThisSocket) this.qrRounds += 1;
-    this.log.info({ statusCode, decision: decision.kind }, 'connection closed');
-    if (this.reconnectsHalted && (decision.kind === 'restart_now' || decision.kind === 'retry_later')) {
+    const linked = auth.isLinked();
+    const decision = decideAfterClose({ statusCode, failures: this.failures, linked, qrRounds: this.qrRounds });
+    const reason = closeReason(statusCode, linked);
+    if (this.lifecycle === 'awaiting_scan') this.qrRounds += 1;
+    this.log.info({ statusCode, decision: decision.kind, reason }, 'connection closed');
+    if (this.lifecycle === 'halted' && (decision.kind === 'restart_now' || decision.kind === 'retry_later')) {
       this.log.info('not reconnecting: the connector is stopping');
       return;
     }
     switch (decision.kind) {
-      case 'restart_now':
+      case 'restart_now': {
+        // A connected account is reconnecting meanwhile; a link in progress stays `connecting`.
+        const next = this.lifecycle === 'connected' ? 'reconnecting' : this.lifecycle === 'awaiting_scan' ? 'connecting' : this.lifecycle;
+        if (next !== this.lifecycle) await this.move(next, { reason });
         this.openSocket();
         return;
+      }
       case 'retry_later':
         this.failures += 1;
-        await this.setStatus(auth.isLinked() ? 'reconnecting' : 'connecting');
+        await this.move(linked ? 'reconnecting' : 'connecting', { reason });
         // The status write above may have overlapped haltReconnects().
-        if (this.reconnectsHalted) return;
+        if (isWindingDown(this.lifecycle)) return;
         this.reconnectTimer = setTimeout(() => this.openSocket(), decision.delayMs);
         this.log.info({ delayMs: decision.delayMs }, 'reconnect scheduled');
         return;
       case 'logged_out':
-        this.stopped = true;
         await auth.clear().catch((error: unknown) => this.log.error({ err: error }, 'clearing credentials failed'));
-        await this.setStatus('logged_out');
-        this.log.warn('logged out by the phone: credentials cleared, connect to link again');
+        await this.move('logged_out', { reason });
+        this.log.warn({ reason }, 'logged out by the phone: credentials cleared, connect to link again');
         this.deps.onEnded(this.accountId, 'logged_out');
         return;
       case 'give_up_qr':
-        this.stopped = true;
-        await this.setStatus('not_started');
+        await this.move('stopped', { reason: 'qr_timeout', status: 'not_started' });
         this.log.warn('QR was not scanned in time: connect again for a new QR');
         this.deps.onEnded(this.accountId, 'qr_not_scanned');
         return;
     }
   }
 
-  /** The single place a status changes: kept in memory, written to the store in order, logged. */
-  private setStatus(status: AccountStatus, hasQR = false): Promise<void> {
-    const changed = status !== this.currentStatus;
+  /**
+   * The single place the session moves, and so the single place the account's status changes:
+   * the move is checked against lifecycle.ts, the status kept in memory, logged, emitted as one
+   * `session.status` event when it changed (with `lastDisconnect` when the reason is a
+   * disconnect), and written to the store in order. `status` is for the lifecycles that keep
+   * the status they had (`stopped`, `halted`): written when given.
+   */
+  private move(next: Lifecycle, change: { reason?: StatusReason; status?: AccountStatus } = {}): Promise<void> {
+    if (!canMove(this.lifecycle, next)) {
+      this.log.warn({ from: this.lifecycle, to: next }, 'session move refused');
+      return Promise.resolve();
+    }
+    this.lifecycle = next;
+    const target =
+      statusOf(next) ??
+      (change.status ? { status: change.status, hasQR: change.status === this.currentStatus && this.currentHasQr } : undefined);
+    if (!target) {
+      this.notifyStatus();
+      return Promise.resolve();
+    }
+    const { status, hasQR } = target;
+    const previousStatus = this.currentStatus;
+    const changed = status !== previousStatus;
     // A stop without a status (lease lost, shutdown) leaves the QR to expire: the account's next owner may show its own.
     const qrWithdrawn = this.currentHasQr && !hasQR;
     this.currentStatus = status;
     this.currentHasQr = hasQR;
-    if (changed) this.log.info({ status, hasQR }, 'account status');
+    const timestamp = Date.now();
+    const { reason } = change;
+    const lastDisconnect = changed && reason && reason !== 'connected' ? { reason, at: timestamp } : undefined;
+    if (changed) {
+      this.log.info({ status, hasQR, previousStatus, reason }, 'account status');
+      if (reason) this.deps.events.status(this.accountId, { status, previousStatus, reason, timestamp });
+      else this.log.error({ status, previousStatus }, 'status changed without a reason: no session.status event');
+    }
     this.notifyStatus();
     return this.statusWrites.run(async () => {
       try {
-        await updateAccountStatus(this.deps.table, this.accountId, { status, hasQR });
+        await updateAccountStatus(this.deps.table, this.accountId, { status, hasQR, ...(lastDisconnect ? { lastDisconnect } : {}) });
         if (qrWithdrawn) await withdrawQr(this.deps.table, this.log, this.accountId);
       } catch (error) {
         if (error instanceof NotFoundError) {
-          if (!this.stopped) {
+          if (!this.ended()) {
             this.log.warn('account record is gone: closing the session');
-            this.stopped = true;
+            void this.move('stopped');
             clearTimeout(this.reconnectTimer);
             void this.closeSocket();
             this.deps.onEnded(this.accountId, 'account_deleted');

@@ -7,6 +7,11 @@ import type { Table } from '../../core/store/table.js';
 export const FIRST_QR_LIFETIME_MS = 60_000;
 const LATER_QR_LIFETIME_MS = 20_000;
 
+/** How long Baileys shows a QR: its `qrTimeout` when one is set (tests), otherwise WhatsApp's lifetimes. */
+export function qrLifetimeMs(first: boolean, qrTimeout: number | undefined): number {
+  return qrTimeout ?? (first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS);
+}
+
 /** Renders a QR as block characters for a terminal. */
 function renderTerminalQr(qr: string): Promise<string> {
   return new Promise((resolve) => qrcodeTerminal.generate(qr, { small: true }, resolve));
@@ -24,20 +29,20 @@ async function logQr(logger: Logger, accountId: string, qr: string, printTermina
 
 /**
  * Makes the QR readable through `GET /accounts/:accountId/qr`, then logs it. A failed write
- * costs the HTTP route this QR only: the log still has it.
+ * costs the HTTP route this QR only: the log still has it. Answers when the QR expires (Unix ms).
  */
 export async function publishQr(
   table: Table,
   logger: Logger,
   accountId: string,
   qr: string,
-  first: boolean,
+  lifetimeMs: number,
   printTerminal: (text: string) => void,
-) {
-  await putQr(table, accountId, qr, first ? FIRST_QR_LIFETIME_MS : LATER_QR_LIFETIME_MS).catch((error: unknown) =>
-    logger.error({ err: error }, 'storing the QR failed'),
-  );
+  now = Date.now(),
+): Promise<number> {
+  await putQr(table, accountId, qr, lifetimeMs, now).catch((error: unknown) => logger.error({ err: error }, 'storing the QR failed'));
   await logQr(logger, accountId, qr, printTerminal);
+  return now + lifetimeMs;
 }
 
 /** The QR is no longer scannable (connected, logged out, stopped, given up). */

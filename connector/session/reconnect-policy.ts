@@ -1,4 +1,5 @@
 import { DisconnectReason } from '@whiskeysockets/baileys';
+import type { StatusReason } from '../../core/schemas/account.js';
 
 /**
  * What a session does after its socket closed on its own (not through stop()), one named
@@ -55,5 +56,30 @@ export function decideAfterClose(context: CloseContext): ReconnectDecision {
     case DisconnectReason.multideviceMismatch:
     default:
       return { kind: 'retry_later', delayMs: reconnectDelay(failures, random) };
+  }
+}
+
+/**
+ * The `reason` a close gives the account's status (docs/webhooks.md). Baileys turns
+ * `<stream:error code="515">` into 515, `<stream:error><conflict type="replaced"/>` into 440,
+ * `<stream:error code="401"><conflict type="device_removed"/>` into 401 and
+ * `<failure reason="403"/>` into 403; a socket that closed or timed out without a stanza gives
+ * 428 or 408.
+ */
+export function closeReason(statusCode: number | undefined, linked: boolean): StatusReason {
+  switch (statusCode) {
+    case DisconnectReason.restartRequired:
+      return 'restart_required';
+    case DisconnectReason.loggedOut:
+      return 'logged_out';
+    case DisconnectReason.forbidden:
+      return 'removed_by_whatsapp';
+    case DisconnectReason.connectionReplaced:
+      return 'replaced';
+    case DisconnectReason.timedOut:
+      // Before linking, 408 means the QR codes ran out.
+      return linked ? 'connection_lost' : 'qr_timeout';
+    default:
+      return 'connection_lost';
   }
 }

@@ -6,8 +6,9 @@ import { NotFoundError } from '../../core/errors.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { NetworkOptions } from '../network-options.js';
 import type { Ownership } from '../ownership/ownership.js';
-import { AccountSession, type SessionEndReason, type StartReason } from './account-session.js';
+import { AccountSession, type FinalStatus, type SessionEndReason, type StartReason } from './account-session.js';
 import type { InboundHandlers } from './event-dispatcher.js';
+import type { SessionEvents } from './session-events.js';
 
 export interface SessionRegistryDeps {
   table: Table;
@@ -16,6 +17,7 @@ export interface SessionRegistryDeps {
   inbound: InboundHandlers;
   logger: Logger;
   printTerminalQr: (text: string) => void;
+  events: SessionEvents;
 }
 
 export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | 'account_not_found';
@@ -30,7 +32,7 @@ interface Removal {
    * unlinked first; `ended`: the session closed itself already.
    */
   close: 'stop' | 'logout' | 'ended';
-  finalStatus?: AccountStatus | ((session: AccountSession) => AccountStatus | undefined);
+  final?: FinalStatus | ((session: AccountSession) => FinalStatus | undefined);
   /** Gives the lease up; not when it was lost, or when it goes with the account's data. */
   release: boolean;
   /** Removes only this session: a newer one may have taken its place meanwhile. */
@@ -119,6 +121,9 @@ export class SessionRegistry {
         logger: this.deps.logger,
         inbound: this.deps.inbound,
         printTerminalQr: this.deps.printTerminalQr,
+        events: this.deps.events,
+        // A `connect` follows the route's write of `connecting`: the session's status changes count from there.
+        recordedStatus: reason === 'connect' ? 'connecting' : account.status,
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
       this.sessions.set(accountId, session);
@@ -137,15 +142,24 @@ export class SessionRegistry {
   }
 
   /**
-   * Closes the account's session here (keeping its data) and writes `finalStatus`. Without a
-   * session here the status is still written, unless the account is gone.
+   * The disconnect route: closes the account's session here (keeping its data) and writes
+   * `finalStatus` (reason `stopped`). Without a session here the status is still written, unless
+   * the account is gone, and a change is still an event.
    */
   stop(accountId: string, finalStatus: AccountStatus): Promise<void> {
+    const final: FinalStatus = { status: finalStatus, reason: 'stopped' };
     return this.perAccount.run(accountId, async () => {
-      if (await this.remove(accountId, { close: 'stop', finalStatus, release: true })) return;
-      await updateAccountStatus(this.deps.table, accountId, { status: finalStatus }).catch((error: unknown) => {
+      if (await this.remove(accountId, { close: 'stop', final, release: true })) return;
+      const account = await findAccount(this.deps.table, accountId, true);
+      if (!account) return;
+      const timestamp = Date.now();
+      const changed = account.status !== finalStatus;
+      const lastDisconnect = changed ? { lastDisconnect: { reason: final.reason, at: timestamp } } : {};
+      await updateAccountStatus(this.deps.table, accountId, { status: finalStatus, ...lastDisconnect }).catch((error: unknown) => {
         if (!(error instanceof NotFoundError)) throw error;
       });
+      if (changed)
+        this.deps.events.status(accountId, { status: finalStatus, previousStatus: account.status, reason: final.reason, timestamp });
     });
   }
 
@@ -169,7 +183,8 @@ export class SessionRegistry {
 
   /**
    * Shutdown: no new sessions; every session closed (bounded each) and marked `reconnecting`
-   * so sends fail fast until a connector resumes it; leases released so that one can start at once.
+   * (reason `connection_lost`) so sends fail fast until a connector resumes it; leases released
+   * so that one can start at once.
    */
   async closeAll(): Promise<void> {
     this.closing = true;
@@ -181,7 +196,10 @@ export class SessionRegistry {
           .run(accountId, async () => {
             await this.remove(accountId, {
               close: 'stop',
-              finalStatus: (session) => (session.status !== 'not_started' && session.status !== 'logged_out' ? 'reconnecting' : undefined),
+              final: (session) =>
+                session.status !== 'not_started' && session.status !== 'logged_out'
+                  ? { status: 'reconnecting', reason: 'connection_lost' }
+                  : undefined,
               release: true,
             });
           })
@@ -255,9 +273,9 @@ export class SessionRegistry {
     if (!session || (removal.onlyIf && removal.onlyIf !== session)) return false;
     this.sessions.delete(accountId);
     this.lastRenewed.delete(accountId);
-    const finalStatus = typeof removal.finalStatus === 'function' ? removal.finalStatus(session) : removal.finalStatus;
+    const final = typeof removal.final === 'function' ? removal.final(session) : removal.final;
     if (removal.close === 'logout') await session.logoutAndStop();
-    else if (removal.close === 'stop') await session.stop(finalStatus);
+    else if (removal.close === 'stop') await session.stop(final);
     if (removal.release) await this.deps.ownership.release(accountId);
     return true;
   }

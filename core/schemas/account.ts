@@ -3,6 +3,26 @@ import { z } from 'zod';
 const accountStatusSchema = z.enum(['connecting', 'connected', 'reconnecting', 'logged_out', 'not_started']);
 export type AccountStatus = z.infer<typeof accountStatusSchema>;
 
+/**
+ * Why an account's status changed, as the `session.status` event and `lastDisconnect` report it
+ * (docs/webhooks.md has the table): `connected` for a login, the others for a connection that
+ * went away or a session that ended.
+ */
+const statusReasonSchema = z.enum([
+  'connected',
+  'qr_timeout',
+  'logged_out',
+  'removed_by_whatsapp',
+  'replaced',
+  'connection_lost',
+  'restart_required',
+  'stopped',
+]);
+export type StatusReason = z.infer<typeof statusReasonSchema>;
+
+/** The latest disconnect of an account: its reason and when (Unix ms). */
+export const lastDisconnectSchema = z.object({ reason: statusReasonSchema, at: z.number().int() });
+
 /** An account as stored (and as listed/got, which is the same set of fields). */
 export const accountSchema = z.object({
   _id: z.string(),
@@ -11,6 +31,7 @@ export const accountSchema = z.object({
   status: accountStatusSchema,
   currentStatus: accountStatusSchema,
   hasQR: z.boolean(),
+  lastDisconnect: lastDisconnectSchema.optional(),
   createdAt: z.string(),
   lastUpdate: z.string(),
 });
@@ -20,4 +41,6 @@ export type Account = z.infer<typeof accountSchema>;
 export interface AccountStatusChange {
   status: AccountStatus;
   hasQR?: boolean;
+  /** Written with the status when the change is a disconnect. */
+  lastDisconnect?: z.infer<typeof lastDisconnectSchema>;
 }

@@ -77,7 +77,7 @@ const webhookEventBodySchemas = {
     reason: z.string(),
     timestamp: z.number().int(),
   }),
-  qr: z.object({ qr: z.string(), expiresAt: z.string(), timestamp: z.number().int() }),
+  qr: z.object({ qr: z.string(), expiresAt: z.number().int(), timestamp: z.number().int() }),
 } satisfies Record<WebhookEventName, z.ZodType>;
 
 /**

@@ -91,8 +91,9 @@ export async function listAccounts(table: Table): Promise<Account[]> {
 }
 
 /**
- * Records a status change (both `status` and `currentStatus`, plus `hasQR` when given). Never
- * recreates a deleted account: NotFoundError when it is gone.
+ * Records a status change (both `status` and `currentStatus`, plus `hasQR` when given, and
+ * `lastDisconnect` when the change is a disconnect). Never recreates a deleted account:
+ * NotFoundError when it is gone.
  */
 export async function updateAccountStatus(table: Table, accountId: string, change: AccountStatusChange, now = new Date()): Promise<void> {
   const hasQR = change.hasQR ?? false;
@@ -101,10 +102,15 @@ export async function updateAccountStatus(table: Table, accountId: string, chang
       new UpdateCommand({
         TableName: table.name,
         Key: accountKey(accountId),
-        UpdateExpression: 'SET #status = :status, currentStatus = :status, hasQR = :hasQR, lastUpdate = :now',
+        UpdateExpression: `SET #status = :status, currentStatus = :status, hasQR = :hasQR, lastUpdate = :now${change.lastDisconnect ? ', lastDisconnect = :lastDisconnect' : ''}`,
         ConditionExpression: ITEM_EXISTS,
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':status': change.status, ':hasQR': hasQR, ':now': now.toISOString() },
+        ExpressionAttributeValues: {
+          ':status': change.status,
+          ':hasQR': hasQR,
+          ':now': now.toISOString(),
+          ...(change.lastDisconnect ? { ':lastDisconnect': change.lastDisconnect } : {}),
+        },
       }),
     );
   } catch (error) {

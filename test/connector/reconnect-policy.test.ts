@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DisconnectReason } from '@whiskeysockets/baileys';
-import { decideAfterClose, MAX_QR_ROUNDS, reconnectDelay } from '../../connector/session/reconnect-policy.js';
+import { closeReason, decideAfterClose, MAX_QR_ROUNDS, reconnectDelay } from '../../connector/session/reconnect-policy.js';
 
 const base = { failures: 0, linked: true, qrRounds: 0, random: () => 0.5 };
 
@@ -37,5 +37,21 @@ describe('what a session does after its socket closed', () => {
 
   it('a timeout of a linked device is a drop, not a QR expiry', () => {
     expect(decideAfterClose({ ...base, qrRounds: 10, statusCode: DisconnectReason.timedOut }).kind).toBe('retry_later');
+  });
+});
+
+describe('the reason a close gives the account status', () => {
+  it.each([
+    [DisconnectReason.restartRequired, true, 'restart_required'],
+    [DisconnectReason.loggedOut, true, 'logged_out'],
+    [DisconnectReason.forbidden, true, 'removed_by_whatsapp'],
+    [DisconnectReason.connectionReplaced, true, 'replaced'],
+    [DisconnectReason.connectionClosed, true, 'connection_lost'],
+    [DisconnectReason.timedOut, true, 'connection_lost'],
+    [DisconnectReason.timedOut, false, 'qr_timeout'],
+    [DisconnectReason.badSession, true, 'connection_lost'],
+    [undefined, true, 'connection_lost'],
+  ] as const)('%s (linked: %s): %s', (statusCode, linked, reason) => {
+    expect(closeReason(statusCode, linked)).toBe(reason);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listKeys, mediaStoreOf, putStream } from '../../core/media-store.js';
 import { readCreds, writeCreds } from '../../core/store/auth-state.js';
+import { updateAccountStatus } from '../../core/store/accounts.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import type { FakeConnector } from '../support/fake-connector.js';
@@ -133,6 +134,37 @@ describe('GET /accounts and /accounts/:id', () => {
       body: { ok: false, error: 'Account not found' },
     });
     expect((await api.call('GET', '/accounts/bad%20id')).status).toBe(404);
+  });
+
+  it('lastDisconnect: absent until the connector records one, then {reason, at} in get and list, and in /openapi.json', async () => {
+    const id = newId();
+    await api.call('POST', '/accounts', { id });
+    expect((await api.call('GET', `/accounts/${id}`)).body.account).not.toHaveProperty('lastDisconnect');
+    const table = tableOf(stack.config, stack.clients);
+    await updateAccountStatus(table, id, { status: 'logged_out', lastDisconnect: { reason: 'removed_by_whatsapp', at: 1767268800000 } });
+    const expected = { reason: 'removed_by_whatsapp', at: 1767268800000 };
+    expect((await api.call('GET', `/accounts/${id}`)).body.account).toMatchObject({ status: 'logged_out', lastDisconnect: expected });
+    const listed = (await api.call('GET', '/accounts')).body.accounts as Array<Record<string, unknown>>;
+    expect(listed.find((a) => a._id === id)?.lastDisconnect).toEqual(expected);
+    // A status change that is no disconnect keeps the last one.
+    await updateAccountStatus(table, id, { status: 'connecting' });
+    expect((await api.call('GET', `/accounts/${id}`)).body.account).toMatchObject({ status: 'connecting', lastDisconnect: expected });
+
+    const spec = (await api.call('GET', '/openapi.json')).body as {
+      components: { schemas: { Account: { properties: Record<string, { properties?: Record<string, { enum?: string[] }> }> } } };
+    };
+    const lastDisconnect = spec.components.schemas.Account.properties.lastDisconnect;
+    expect(Object.keys(lastDisconnect?.properties ?? {})).toEqual(['reason', 'at']);
+    expect(lastDisconnect?.properties?.reason?.enum).toEqual([
+      'connected',
+      'qr_timeout',
+      'logged_out',
+      'removed_by_whatsapp',
+      'replaced',
+      'connection_lost',
+      'restart_required',
+      'stopped',
+    ]);
   });
 });
 

@@ -34,6 +34,10 @@ export interface GatewayOptions {
   overrides?: Record<string, string>;
   /** Level of the captured connector log (default info: the QR line is at info). */
   logLevel?: pino.LevelWithSilent;
+  /** false: no delivery worker, so a test reads the webhook event queue itself. */
+  webhookDelivery?: boolean;
+  /** How long each QR lives (QR rounds run out quickly). */
+  qrTimeoutMs?: number;
 }
 
 export interface Gateway {
@@ -85,6 +89,8 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     printTerminalQr: () => undefined,
     commandWaitSeconds: 1,
     ...(ownership ? { ownership } : {}),
+    ...(options.webhookDelivery === false ? { webhookDelivery: false } : {}),
+    ...(options.qrTimeoutMs ? { qrTimeoutMs: options.qrTimeoutMs } : {}),
   });
 
   let connector = await startConnector(connectorDeps(logs.logger));

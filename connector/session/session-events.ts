@@ -1,0 +1,49 @@
+import type { Logger } from '../../core/logger.js';
+import type { Queues } from '../../core/queues.js';
+import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
+import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
+
+interface StatusChange {
+  status: AccountStatus;
+  previousStatus: AccountStatus;
+  reason: StatusReason;
+  /** Unix ms. */
+  timestamp: number;
+}
+
+interface QrShown {
+  qr: string;
+  /** Unix ms: when the QR stops being scannable. */
+  expiresAt: number;
+  timestamp: number;
+}
+
+/**
+ * The `session.status` and `qr` webhook events (docs/webhooks.md). Queued without waiting: a
+ * failed enqueue is logged and costs that event only, never the session that emitted it.
+ */
+export interface SessionEvents {
+  status(accountId: string, change: StatusChange): void;
+  qr(accountId: string, shown: QrShown): void;
+}
+
+export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: Logger): SessionEvents {
+  // With the timestamp, tells apart the events of one account within one millisecond.
+  let sequence = 0;
+  const enqueue = (accountId: string, event: 'session.status' | 'qr', body: StatusChange | QrShown) => {
+    sequence += 1;
+    const kind = event === 'qr' ? 'qr' : 'session';
+    const queued: WebhookEvent = {
+      eventId: `${accountId}:${kind}:${body.timestamp}:${sequence}`,
+      accountId,
+      event,
+      body: { ...body },
+      createdAt: body.timestamp,
+    };
+    queues.sendWebhookEvent(queued).catch((error: unknown) => logger.error({ err: error, accountId, event }, 'queueing the event failed'));
+  };
+  return {
+    status: (accountId, change) => enqueue(accountId, 'session.status', change),
+    qr: (accountId, shown) => enqueue(accountId, 'qr', shown),
+  };
+}
