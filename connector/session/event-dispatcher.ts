@@ -1,11 +1,13 @@
-import type { BaileysEventMap, ConnectionState, WASocket } from '@whiskeysockets/baileys';
+import type { BaileysEventMap, BinaryNode, ConnectionState, WAMessageUpdate, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
-import type { InboundContext } from '../inbound/pipeline.js';
+import type { InboundContext, StatusUpdate } from '../inbound/pipeline.js';
+import { statusFromBaileys } from '../inbound/status.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
 export interface InboundHandlers {
   handleUpsert(accountId: string, upsert: BaileysEventMap['messages.upsert'], ctx: InboundContext): Promise<void>;
+  handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
 }
 
 export interface DispatchTargets {
@@ -88,10 +90,17 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       );
     }
     const upsert = events['messages.upsert'];
+    const statusUpdates = statusUpdatesOf(events['messages.update'] ?? []);
     if (upsert) {
-      const messages = upsert.messages.filter(
-        (m) => !(upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id)),
-      );
+      const isOwnSendEcho = (m: (typeof upsert.messages)[number]) =>
+        upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id);
+      const messages = upsert.messages.filter((m) => !isOwnSendEcho(m));
+      // The echo of a command's send is stored by the sender; a receipt Baileys folded into it
+      // (it came while the event was buffered) still counts.
+      for (const echo of upsert.messages.filter(isOwnSendEcho)) {
+        const status = statusFromBaileys(echo.status);
+        if (echo.key.id && status && status !== 'pending') statusUpdates.push({ messageId: echo.key.id, status, at: Date.now() });
+      }
       if (messages.length > 0) {
         enqueue('messages.upsert', async (ctx) => {
           for (const message of messages) {
@@ -108,6 +117,39 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         });
       }
     }
+    if (statusUpdates.length > 0) {
+      enqueue('messages.update', () => targets.inbound.handleStatus(targets.accountId, statusUpdates));
+    }
   });
-  return { detach, drained: () => inboundQueue.drained(), run: enqueue };
+
+  // WhatsApp's ack of a message the account sent: `sent` (Baileys reads only failed acks).
+  const onAck = (node: BinaryNode) => {
+    const { id, error, t } = node.attrs;
+    if (!id || error) return;
+    const at = Number(t) > 0 ? Number(t) * 1000 : Date.now();
+    enqueue('message ack', () => targets.inbound.handleStatus(targets.accountId, [{ messageId: id, status: 'sent', at }]));
+  };
+  sock.ws.on(ACK_EVENT, onAck);
+  return {
+    detach() {
+      sock.ws.off(ACK_EVENT, onAck);
+      detach();
+    },
+    drained: () => inboundQueue.drained(),
+    run: enqueue,
+  };
+}
+
+const ACK_EVENT = 'CB:ack,class:message';
+
+/** The status moves in Baileys' `messages.update` (receipts and failed sends of messages the account sent). */
+function statusUpdatesOf(updates: readonly WAMessageUpdate[]): StatusUpdate[] {
+  const moves: StatusUpdate[] = [];
+  for (const { key, update } of updates) {
+    const status = statusFromBaileys(update.status);
+    if (!key.fromMe || !key.id || !status || status === 'pending') continue;
+    const seconds = Number(update.messageTimestamp ?? 0);
+    moves.push({ messageId: key.id, status, at: seconds > 0 ? seconds * 1000 : Date.now() });
+  }
+  return moves;
 }
