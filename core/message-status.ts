@@ -15,7 +15,7 @@ export function statusesBefore(status: MessageStatus): MessageStatus[] {
 }
 
 /** Whether `to` is a forward move from `from` (no status yet: any). */
-function isForwardMove(from: MessageStatus | undefined, to: MessageStatus): boolean {
+export function isForwardMove(from: MessageStatus | undefined, to: MessageStatus): boolean {
   return from === undefined || RANK[to] > RANK[from];
 }
 

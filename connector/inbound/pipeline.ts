@@ -37,6 +37,7 @@ import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { recordChatActivity, renameChat, retractUnread } from '../../core/store/chats.js';
 import {
+  addGroupReceipt,
   advanceMessageStatus,
   clearEventPending,
   editMessageContent,
@@ -46,12 +47,13 @@ import {
   setReactions,
   type MessageMarks,
 } from '../../core/store/messages.js';
-import { forwardMoves, statusEventFor, type StatusMove } from '../../core/message-status.js';
+import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '../../core/message-status.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
 import { mapInboundMessage, type MediaDescriptor, type UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
+import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { messageEventFor } from '../../core/message-event.js';
@@ -87,6 +89,16 @@ export interface InboundPipeline {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
   /** Moves sent messages forward (never backwards) and enqueues a `message.status` event per move. */
   handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
+  /**
+   * Group members' receipts of messages the account sent to `groupJid`: the message moves to
+   * delivered / read once every member said so (`recipients`: the members besides the account).
+   */
+  handleGroupReceipts(
+    accountId: string,
+    groupJid: string,
+    receipts: readonly GroupReceipt[],
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ): Promise<void>;
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };
@@ -346,6 +358,21 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         }
       }
       if (firstError) throw firstError;
+    },
+    async handleGroupReceipts(accountId, groupJid, receipts, recipients) {
+      let members: GroupRecipients | undefined;
+      for (const receipt of receipts) {
+        const sets = await addGroupReceipt(table, accountId, receipt.messageId, receipt.kind, receipt.userJid);
+        if (!sets) continue;
+        members ??= await recipients();
+        if (!members) {
+          deps.logger.debug({ accountId, groupJid }, 'group members unknown: group receipts recorded, status not decided');
+          return;
+        }
+        const status = groupStatusOf(members, sets.deliveredTo, sets.readBy);
+        if (status && isForwardMove(sets.status, status))
+          await applyStatus(accountId, { messageId: receipt.messageId, status, at: receipt.at });
+      }
     },
   };
 }

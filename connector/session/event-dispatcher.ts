@@ -1,13 +1,30 @@
-import type { BaileysEventMap, BinaryNode, ConnectionState, WAMessageUpdate, WASocket } from '@whiskeysockets/baileys';
+import {
+  isJidGroup,
+  jidNormalizedUser,
+  type BaileysEventMap,
+  type BinaryNode,
+  type ConnectionState,
+  type MessageUserReceiptUpdate,
+  type WAMessageUpdate,
+  type WASocket,
+} from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
+import { withTimeout } from '../../core/with-timeout.js';
 import type { InboundContext, StatusUpdate } from '../inbound/pipeline.js';
 import { statusFromBaileys } from '../inbound/status.js';
+import type { GroupReceipt, GroupRecipients } from '../inbound/group-receipts.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
 export interface InboundHandlers {
   handleUpsert(accountId: string, upsert: BaileysEventMap['messages.upsert'], ctx: InboundContext): Promise<void>;
   handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
+  handleGroupReceipts(
+    accountId: string,
+    groupJid: string,
+    receipts: readonly GroupReceipt[],
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ): Promise<void>;
 }
 
 export interface DispatchTargets {
@@ -120,7 +137,13 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     if (statusUpdates.length > 0) {
       enqueue('messages.update', () => targets.inbound.handleStatus(targets.accountId, statusUpdates));
     }
+    for (const [groupJid, receipts] of groupReceiptsOf(events['message-receipt.update'] ?? [])) {
+      enqueue('message-receipt.update', () =>
+        targets.inbound.handleGroupReceipts(targets.accountId, groupJid, receipts, () => groupMembers.recipients(groupJid)),
+      );
+    }
   });
+  const groupMembers = groupMembersOf(sock, targets.logger);
 
   // WhatsApp's ack of a message the account sent: `sent` (Baileys reads only failed acks).
   const onAck = (node: BinaryNode) => {
@@ -141,6 +164,63 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
 }
 
 const ACK_EVENT = 'CB:ack,class:message';
+
+/** Members of a group are asked for once a minute at most (a busy group sends a receipt per member). */
+const GROUP_MEMBERS_TTL_MS = 60_000;
+const GROUP_MEMBERS_LIMIT = 1_000;
+const GROUP_MEMBERS_TIMEOUT_MS = 10_000;
+
+/** The members of the account's groups besides the account, each with every JID known for them. */
+function groupMembersOf(sock: WASocket, logger: Logger) {
+  const cache = new Map<string, { recipients: Promise<GroupRecipients | undefined>; at: number }>();
+  const forget = (groupJid: string, reason: unknown) => {
+    logger.debug({ err: reason, groupJid }, 'group members not known');
+    cache.delete(groupJid);
+    return undefined;
+  };
+  return {
+    recipients(groupJid: string): Promise<GroupRecipients | undefined> {
+      const cached = cache.get(groupJid);
+      if (cached && Date.now() - cached.at < GROUP_MEMBERS_TTL_MS) return cached.recipients;
+      if (cache.size >= GROUP_MEMBERS_LIMIT) cache.clear();
+      const self = new Set([sock.user?.id, sock.user?.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)));
+      // Bounded: the account's inbound queue waits on it.
+      const recipients = withTimeout(sock.groupMetadata(groupJid), GROUP_MEMBERS_TIMEOUT_MS).then(
+        (metadata) =>
+          metadata === 'timed_out'
+            ? forget(groupJid, 'timed out')
+            : metadata.participants
+                .map((member) =>
+                  [member.id, member.phoneNumber, member.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)),
+                )
+                .filter((ids) => !ids.some((id) => self.has(id))),
+        (error: unknown) => forget(groupJid, error),
+      );
+      cache.set(groupJid, { recipients, at: Date.now() });
+      return recipients;
+    },
+  };
+}
+
+/** Group members' receipts of messages the account sent, per group (delivered: receiptTimestamp; read or played: readTimestamp). */
+function groupReceiptsOf(updates: readonly MessageUserReceiptUpdate[]): Map<string, GroupReceipt[]> {
+  const byGroup = new Map<string, GroupReceipt[]>();
+  for (const { key, receipt } of updates) {
+    if (!key.fromMe || !key.id || !key.remoteJid || !isJidGroup(key.remoteJid) || !receipt.userJid) continue;
+    const read = Number(receipt.readTimestamp ?? 0);
+    const delivered = Number(receipt.receiptTimestamp ?? 0);
+    if (!read && !delivered) continue;
+    const receipts = byGroup.get(key.remoteJid) ?? [];
+    receipts.push({
+      messageId: key.id,
+      userJid: jidNormalizedUser(receipt.userJid),
+      kind: read ? 'read' : 'delivered',
+      at: (read || delivered) * 1000,
+    });
+    byGroup.set(key.remoteJid, receipts);
+  }
+  return byGroup;
+}
 
 /** The status moves in Baileys' `messages.update` (receipts and failed sends of messages the account sent). */
 function statusUpdatesOf(updates: readonly WAMessageUpdate[]): StatusUpdate[] {

@@ -152,6 +152,39 @@ export async function advanceMessageStatus(
   }
 }
 
+/**
+ * Records one group member's receipt on a message the account sent to a group (the members
+ * that have it, and those that read it, are sets on the row: a repeated receipt changes
+ * nothing). Answers both sets after the write; undefined when the message is not stored as the
+ * account's own. The sets are bookkeeping, not part of the message.
+ */
+export async function addGroupReceipt(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  kind: 'delivered' | 'read',
+  userJid: string,
+): Promise<{ deliveredTo: Set<string>; readBy: Set<string>; status?: MessageStatus } | undefined> {
+  try {
+    const result = await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: `ADD ${kind === 'read' ? 'readBy' : 'deliveredTo'} :user`,
+        ConditionExpression: `${ITEM_EXISTS} AND fromMe = :true`,
+        ExpressionAttributeValues: { ':user': new Set([userJid]), ':true': true },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const asSet = (value: unknown) => (value instanceof Set ? new Set([...value].map(String)) : new Set<string>());
+    const status = messageSchema.shape.status.parse(result.Attributes?.status);
+    return { deliveredTo: asSet(result.Attributes?.deliveredTo), readBy: asSet(result.Attributes?.readBy), ...(status ? { status } : {}) };
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+}
+
 /** Replaces the reactions of a stored message (none: removed); false when not stored. */
 export async function setReactions(table: Table, accountId: string, messageId: string, reactions: Reaction[]): Promise<boolean> {
   return writeIfCondition(

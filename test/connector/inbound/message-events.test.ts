@@ -3,7 +3,8 @@ import { proto } from '@whiskeysockets/baileys';
 import { describe, expect, it } from 'vitest';
 import { findMessage } from '../../../core/store/messages.js';
 import type { InboundContext } from '../../../connector/inbound/pipeline.js';
-import { PEER, SECONDS, SELF_JID, useInboundStack, waMessage } from './fixtures.js';
+import { groupStatusOf, type GroupReceipt } from '../../../connector/inbound/group-receipts.js';
+import { GROUP, PEER, SECONDS, SELF_JID, useInboundStack, waMessage } from './fixtures.js';
 import { webhookEvents as drainWebhookEvents } from './webhook-events.js';
 
 const inbound = useInboundStack('msgevents');
@@ -188,5 +189,51 @@ describe('fromPn / fromLid on the message event', () => {
     await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, ctx);
     const [event] = await webhookEvents(accountId, 1);
     expect(event?.body).toMatchObject({ chatId: group, from: PEER, participant: PEER, fromPn: PEER, fromLid: PEER_LID });
+  });
+});
+
+describe('the group rule', () => {
+  const ANN = ['15550003333@s.whatsapp.net', '11112222333344@lid'];
+  const BEN = ['15550004444@s.whatsapp.net'];
+
+  it('delivered once every other member has it (a read says so too), read once every one read it', () => {
+    const members = [ANN, BEN];
+    const none = new Set<string>();
+    expect(groupStatusOf(members, new Set([ANN[1]!]), none)).toBeUndefined();
+    expect(groupStatusOf(members, new Set([ANN[1]!, BEN[0]!]), none)).toBe('delivered');
+    expect(groupStatusOf(members, new Set([BEN[0]!]), new Set([ANN[0]!]))).toBe('delivered');
+    expect(groupStatusOf(members, new Set([ANN[0]!, BEN[0]!]), new Set([ANN[0]!]))).toBe('delivered');
+    expect(groupStatusOf(members, none, new Set([ANN[1]!, BEN[0]!]))).toBe('read');
+    expect(groupStatusOf([], none, none)).toBeUndefined();
+  });
+
+  it('moves a message sent to a group with its members receipts, one event per move', async () => {
+    const accountId = inbound.newAccount();
+    const sent = waMessage({ conversation: 'hello group' }, { fromMe: true, remoteJid: GROUP, status: Status.PENDING });
+    const messageId = sent.key.id!;
+    await inbound.pipeline.handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx);
+    const members = async () => [ANN, BEN];
+    const receipt = (userJid: string, kind: GroupReceipt['kind'], at: number): GroupReceipt => ({ messageId, userJid, kind, at });
+    const status = async () => (await findMessage(inbound.table(), accountId, messageId))?.status;
+
+    await inbound.pipeline.handleGroupReceipts(accountId, GROUP, [receipt(ANN[1]!, 'delivered', 1_000)], members);
+    expect(await status()).toBe('pending');
+    await inbound.pipeline.handleGroupReceipts(accountId, GROUP, [receipt(BEN[0]!, 'delivered', 2_000)], members);
+    expect(await status()).toBe('delivered');
+    await inbound.pipeline.handleGroupReceipts(
+      accountId,
+      GROUP,
+      [receipt(ANN[0]!, 'read', 3_000), receipt(BEN[0]!, 'delivered', 3_500), receipt(ANN[0]!, 'read', 3_600)],
+      members,
+    );
+    expect(await status()).toBe('delivered');
+    await inbound.pipeline.handleGroupReceipts(accountId, GROUP, [receipt(BEN[0]!, 'read', 4_000)], members);
+    expect(await findMessage(inbound.table(), accountId, messageId)).toMatchObject({ status: 'read', statusAt: 4_000 });
+
+    const events = await webhookEvents(accountId, 3, 4_000);
+    expect(events.map((e) => [e.body.status, e.body.chatId, e.body.timestamp])).toEqual([
+      ['delivered', GROUP, 2_000],
+      ['read', GROUP, 4_000],
+    ]);
   });
 });
