@@ -39,10 +39,20 @@ export interface MediaDescriptor {
 
 export type InboundAction =
   | { kind: 'message'; message: Message; media?: MediaDescriptor }
-  | { kind: 'reaction'; chatId: string; targetMessageId: string; reaction: Reaction }
-  | { kind: 'revoke'; chatId: string; targetMessageId: string }
-  | { kind: 'edit'; chatId: string; targetMessageId: string; text?: string; caption?: string }
+  | ({ kind: 'reaction'; targetMessageId: string; reaction: Reaction } & UpdateOrigin)
+  | ({ kind: 'revoke'; targetMessageId: string } & UpdateOrigin)
+  | ({ kind: 'edit'; targetMessageId: string; text?: string; caption?: string } & UpdateOrigin)
   | { kind: 'skip'; reason: string };
+
+/** Where an update of a stored message comes from: its chat, its sender, its own id and time. */
+export interface UpdateOrigin {
+  chatId: string;
+  from: string;
+  fromMe: boolean;
+  /** The id of the reaction, revoke or edit message itself. */
+  updateId: string;
+  timestamp: number;
+}
 
 type Long = { toNumber(): number };
 type LongOrNumber = number | Long | null | undefined;
@@ -72,11 +82,12 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
   const fromMe = key.fromMe === true;
   const from = fromMe ? jidNormalizedUser(selfJid) : key.participant ? preferPhoneNumber(key.participant, key.participantAlt) : chatId;
   const timestamp = toNumber(msg.messageTimestamp) * 1000;
+  const origin: UpdateOrigin = { chatId, from, fromMe, updateId: key.id, timestamp };
 
   if (contentType === 'protocolMessage') {
     const protocol = content.protocolMessage;
     if (protocol?.type === proto.Message.ProtocolMessage.Type.REVOKE && protocol.key?.id) {
-      return { kind: 'revoke', chatId, targetMessageId: protocol.key.id };
+      return { kind: 'revoke', ...origin, targetMessageId: protocol.key.id };
     }
     if (protocol?.type === proto.Message.ProtocolMessage.Type.MESSAGE_EDIT && protocol.key?.id && protocol.editedMessage) {
       const edited = normalizeMessageContent(protocol.editedMessage);
@@ -86,7 +97,7 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
         if (text !== undefined || caption !== undefined) {
           return {
             kind: 'edit',
-            chatId,
+            ...origin,
             targetMessageId: protocol.key.id,
             ...(text !== undefined ? { text } : {}),
             ...(caption !== undefined ? { caption } : {}),
@@ -102,13 +113,14 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
     const reactedAt = toNumber(reaction.senderTimestampMs) || timestamp;
     return {
       kind: 'reaction',
-      chatId,
+      ...origin,
+      timestamp: reactedAt,
       targetMessageId: reaction.key.id,
       reaction: { from, emoji: reaction.text ?? '', timestamp: reactedAt },
     };
   }
 
-  const base = { messageId: key.id, from, chatId, timestamp, fromMe };
+  const base = { messageId: key.id, from, chatId, timestamp, fromMe, ...(fromMe ? {} : senderAddresses(key)) };
   const fields = contentFields(content, contentType);
   const message: Message = { ...base, ...fields };
   const quotedMessageId = contextInfoOf(content, contentType)?.stanzaId;
@@ -219,4 +231,18 @@ function toNumber(value: LongOrNumber): number {
 function preferPhoneNumber(jid: string, alt: string | undefined): string {
   if (isLidUser(jid) && alt && isPnUser(alt)) return jidNormalizedUser(alt);
   return jidNormalizedUser(jid);
+}
+
+/**
+ * The sender's phone-number and LID JIDs when WhatsApp gave both (the addressed JID and its
+ * "alt": remoteJid/remoteJidAlt in a one-to-one chat, participant/participantAlt in a group).
+ */
+function senderAddresses(key: WAMessage['key']): { fromPn?: string; fromLid?: string } {
+  const jid = key.participant || key.remoteJid;
+  const alt = key.participant ? key.participantAlt : key.remoteJidAlt;
+  if (!jid || !alt) return {};
+  const pair = [jidNormalizedUser(jid), jidNormalizedUser(alt)];
+  const fromPn = pair.find((candidate) => isPnUser(candidate));
+  const fromLid = pair.find((candidate) => isLidUser(candidate));
+  return fromPn && fromLid ? { fromPn, fromLid } : {};
 }

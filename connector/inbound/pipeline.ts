@@ -37,15 +37,23 @@ import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { recordChatActivity, renameChat, retractUnread } from '../../core/store/chats.js';
 import {
+  addGroupReceipt,
+  advanceMessageStatus,
   clearEventPending,
+  editMessageContent,
   findMessageRecord,
   markMessageRevoked,
-  putMessage,
   putMessageIfAbsent,
+  setReactions,
   type MessageMarks,
 } from '../../core/store/messages.js';
+import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '../../core/message-status.js';
+import { KeyedSerial } from '../../core/serial.js';
+import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
+import { mapInboundMessage, type MediaDescriptor, type UpdateOrigin } from './map-message.js';
+import { EarlyStatuses, statusFromBaileys } from './status.js';
+import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { messageEventFor } from '../../core/message-event.js';
@@ -72,8 +80,25 @@ export interface InboundContext {
 
 type MessagesUpsert = BaileysEventMap['messages.upsert'];
 
+/** A receipt (or WhatsApp's ack) for a message the account sent. */
+export interface StatusUpdate extends StatusMove {
+  messageId: string;
+}
+
 export interface InboundPipeline {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
+  /** Moves sent messages forward (never backwards) and enqueues a `message.status` event per move. */
+  handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
+  /**
+   * Group members' receipts of messages the account sent to `groupJid`: the message moves to
+   * delivered / read once every member said so (`recipients`: the members besides the account).
+   */
+  handleGroupReceipts(
+    accountId: string,
+    groupJid: string,
+    receipts: readonly GroupReceipt[],
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ): Promise<void>;
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };
@@ -88,6 +113,12 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
   const knownNames = new Map<string, string>();
+  /** A message's status write and the write of its row exclude each other (early receipts). */
+  const statusLocks = new KeyedSerial();
+  const earlyStatuses = new EarlyStatuses();
+  const deliverFromMe = deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME;
+  /** Events of what the account did itself go out only when its own messages do. */
+  const updateEventDue = (origin: UpdateOrigin) => !origin.fromMe || deliverFromMe;
 
   async function handleOne(accountId: string, msg: WAMessage, upsertType: MessagesUpsert['type'], ctx: InboundContext) {
     const action = mapInboundMessage(msg, ctx.selfJid);
@@ -98,28 +129,43 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         return;
       case 'reaction': {
         const target = await updateTarget(accountId, action, log);
-        if (target) await storeReaction(accountId, target, action.reaction);
+        if (!target) return;
+        const { messageId, reactions } = target.message;
+        if (!(await setReactions(table, accountId, messageId, applyReaction(reactions, action.reaction)))) return;
+        if (updateEventDue(action)) {
+          const { from, emoji, timestamp } = action.reaction;
+          await sendUpdateEvent(accountId, action, 'message.reaction', 'reaction', {
+            messageId,
+            chatId: action.chatId,
+            from,
+            emoji,
+            timestamp,
+          });
+        }
         return;
       }
       case 'revoke': {
         const target = await updateTarget(accountId, action, log);
-        if (target) await markMessageRevoked(table, accountId, target.message.messageId);
+        if (!target || !(await markMessageRevoked(table, accountId, target.message.messageId))) return;
+        if (updateEventDue(action))
+          await sendUpdateEvent(accountId, action, 'message.revoked', 'revoked', baseUpdateBody(target.message, action));
         return;
       }
       case 'edit': {
         const target = await updateTarget(accountId, action, log);
         if (!target || target.message.revoked) return;
         const { message } = target;
-        await putMessage(
-          table,
-          accountId,
-          {
-            ...message,
-            ...(action.text !== undefined && message.text !== undefined ? { text: action.text } : {}),
-            ...(action.caption !== undefined && message.hasMedia ? { caption: action.caption } : {}),
-          },
-          target.marks,
-        );
+        const text = action.text !== undefined && message.text !== undefined ? action.text : undefined;
+        const caption = action.caption !== undefined && message.hasMedia ? action.caption : undefined;
+        if (text === undefined && caption === undefined) return;
+        const content = { ...(text !== undefined ? { text } : {}), ...(caption !== undefined ? { caption } : {}) };
+        if (!(await editMessageContent(table, accountId, message.messageId, content))) return;
+        if (updateEventDue(action)) {
+          await sendUpdateEvent(accountId, action, 'message.edited', 'edited', {
+            ...baseUpdateBody(message, action),
+            text: text ?? caption,
+          });
+        }
         return;
       }
       case 'message':
@@ -145,10 +191,69 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     return target;
   }
 
-  async function storeReaction(accountId: string, target: StoredMessage, reaction: Reaction) {
-    const reactions = applyReaction(target.message.reactions, reaction);
-    const { reactions: _previous, ...rest } = target.message;
-    await putMessage(table, accountId, reactions.length > 0 ? { ...rest, reactions } : rest, target.marks);
+  /**
+   * The event of a reaction, revoke or edit: its eventId is that of the update message (a
+   * revoke: of its target, which is revoked once), stable across redeliveries.
+   */
+  async function sendUpdateEvent(
+    accountId: string,
+    origin: UpdateOrigin,
+    event: 'message.reaction' | 'message.revoked' | 'message.edited',
+    suffix: string,
+    body: Record<string, unknown>,
+  ) {
+    const id = event === 'message.revoked' ? String(body.messageId) : origin.updateId;
+    const queued: WebhookEvent = { eventId: `${accountId}:${id}:${suffix}`, accountId, event, body, createdAt: Date.now() };
+    await queues.sendWebhookEvent(queued);
+  }
+
+  function baseUpdateBody(target: Message, origin: UpdateOrigin) {
+    return { messageId: target.messageId, chatId: origin.chatId, from: origin.from, timestamp: origin.timestamp };
+  }
+
+  /** Enqueues the `message.status` events of moves already written. */
+  async function sendStatusEvents(accountId: string, messageId: string, chatId: string, moves: readonly StatusMove[]) {
+    for (const move of moves) {
+      if (move.status !== 'pending') await queues.sendWebhookEvent(statusEventFor(accountId, messageId, chatId, move));
+    }
+  }
+
+  /**
+   * One receipt: a single conditional write moves the message forward, then its event goes out.
+   * A message not stored yet keeps the receipt for the write of its row.
+   */
+  async function applyStatus(accountId: string, update: StatusUpdate) {
+    const key = `${accountId}\n${update.messageId}`;
+    const chatId = await statusLocks.run(key, async () => {
+      const moved = await advanceMessageStatus(table, accountId, update.messageId, update.status, update.at);
+      // Not moved: a duplicate, a late (backward) receipt, or a row still to come.
+      if (moved === undefined) earlyStatuses.remember(key, { status: update.status, at: update.at });
+      return moved;
+    });
+    if (chatId !== undefined) await sendStatusEvents(accountId, update.messageId, chatId, [update]);
+  }
+
+  /**
+   * Writes a new message's row unless stored. A message the account sent gets its status: the
+   * one it came with, moved on by receipts that came before the row. Answers the moves made.
+   */
+  async function putNewMessage(accountId: string, msg: WAMessage, message: Message, eventDue: boolean) {
+    if (!message.fromMe) return { stored: await putMessageIfAbsent(table, accountId, message, { eventPending: eventDue }), moves: [] };
+    const key = `${accountId}\n${message.messageId}`;
+    return statusLocks.run(key, async () => {
+      const now = Date.now();
+      const initial: StatusMove = { status: statusFromBaileys(msg.status) ?? 'sent', at: now };
+      const moves = forwardMoves(undefined, [initial, ...earlyStatuses.take(key, now)]);
+      const last = moves[moves.length - 1] ?? initial;
+      const withStatus: Message = { ...message, status: last.status, statusAt: last.at };
+      if (await putMessageIfAbsent(table, accountId, withStatus, { eventPending: eventDue })) return { stored: true, moves };
+      // Stored already (a redelivery): what it brings is applied like receipts.
+      const applied: StatusMove[] = [];
+      for (const move of moves) {
+        if (await advanceMessageStatus(table, accountId, message.messageId, move.status, move.at)) applied.push(move);
+      }
+      return { stored: false, moves: applied };
+    });
   }
 
   /** Enqueues the message's webhook event, then removes the row's outbox mark. */
@@ -196,17 +301,19 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
     }
     const unread = upsertType === 'notify' && !message.fromMe;
-    const eventDue = !message.fromMe || (deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME);
-    const [stored] = await Promise.all([
-      putMessageIfAbsent(table, accountId, message, { eventPending: eventDue }),
+    const eventDue = !message.fromMe || deliverFromMe;
+    const [{ stored, moves }] = await Promise.all([
+      putNewMessage(accountId, msg, message, eventDue),
       updateChat(accountId, msg, message, unread),
     ]);
     if (!stored) {
       if (unread) await retractUnread(table, accountId, message.chatId);
       await settleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), log);
+      await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
       return;
     }
     if (eventDue) await deliverEvent(accountId, message);
+    await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
 
@@ -239,6 +346,33 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         }
       }
       if (firstError) throw firstError;
+    },
+    async handleStatus(accountId, updates) {
+      let firstError: unknown;
+      for (const update of updates) {
+        try {
+          await applyStatus(accountId, update);
+        } catch (error) {
+          firstError ??= error;
+          deps.logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
+        }
+      }
+      if (firstError) throw firstError;
+    },
+    async handleGroupReceipts(accountId, groupJid, receipts, recipients) {
+      let members: GroupRecipients | undefined;
+      for (const receipt of receipts) {
+        const sets = await addGroupReceipt(table, accountId, receipt.messageId, receipt.kind, receipt.userJid);
+        if (!sets) continue;
+        members ??= await recipients();
+        if (!members) {
+          deps.logger.debug({ accountId, groupJid }, 'group members unknown: group receipts recorded, status not decided');
+          return;
+        }
+        const status = groupStatusOf(members, sets.deliveredTo, sets.readBy);
+        if (status && isForwardMove(sets.status, status))
+          await applyStatus(accountId, { messageId: receipt.messageId, status, at: receipt.at });
+      }
     },
   };
 }

@@ -1,11 +1,30 @@
-import type { BaileysEventMap, ConnectionState, WASocket } from '@whiskeysockets/baileys';
+import {
+  isJidGroup,
+  jidNormalizedUser,
+  type BaileysEventMap,
+  type BinaryNode,
+  type ConnectionState,
+  type MessageUserReceiptUpdate,
+  type WAMessageUpdate,
+  type WASocket,
+} from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
-import type { InboundContext } from '../inbound/pipeline.js';
+import { withTimeout } from '../../core/with-timeout.js';
+import type { InboundContext, StatusUpdate } from '../inbound/pipeline.js';
+import { statusFromBaileys } from '../inbound/status.js';
+import type { GroupReceipt, GroupRecipients } from '../inbound/group-receipts.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
 export interface InboundHandlers {
   handleUpsert(accountId: string, upsert: BaileysEventMap['messages.upsert'], ctx: InboundContext): Promise<void>;
+  handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
+  handleGroupReceipts(
+    accountId: string,
+    groupJid: string,
+    receipts: readonly GroupReceipt[],
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ): Promise<void>;
 }
 
 export interface DispatchTargets {
@@ -88,10 +107,17 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       );
     }
     const upsert = events['messages.upsert'];
+    const statusUpdates = statusUpdatesOf(events['messages.update'] ?? []);
     if (upsert) {
-      const messages = upsert.messages.filter(
-        (m) => !(upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id)),
-      );
+      const isOwnSendEcho = (m: (typeof upsert.messages)[number]) =>
+        upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id);
+      const messages = upsert.messages.filter((m) => !isOwnSendEcho(m));
+      // The echo of a command's send is stored by the sender; a receipt Baileys folded into it
+      // (it came while the event was buffered) still counts.
+      for (const echo of upsert.messages.filter(isOwnSendEcho)) {
+        const status = statusFromBaileys(echo.status);
+        if (echo.key.id && status && status !== 'pending') statusUpdates.push({ messageId: echo.key.id, status, at: Date.now() });
+      }
       if (messages.length > 0) {
         enqueue('messages.upsert', async (ctx) => {
           for (const message of messages) {
@@ -108,6 +134,102 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         });
       }
     }
+    if (statusUpdates.length > 0) {
+      enqueue('messages.update', () => targets.inbound.handleStatus(targets.accountId, statusUpdates));
+    }
+    for (const [groupJid, receipts] of groupReceiptsOf(events['message-receipt.update'] ?? [])) {
+      enqueue('message-receipt.update', () =>
+        targets.inbound.handleGroupReceipts(targets.accountId, groupJid, receipts, () => groupMembers.recipients(groupJid)),
+      );
+    }
   });
-  return { detach, drained: () => inboundQueue.drained(), run: enqueue };
+  const groupMembers = groupMembersOf(sock, targets.logger);
+
+  // WhatsApp's ack of a message the account sent: `sent` (Baileys reads only failed acks).
+  const onAck = (node: BinaryNode) => {
+    const { id, error, t } = node.attrs;
+    if (!id || error) return;
+    const at = Number(t) > 0 ? Number(t) * 1000 : Date.now();
+    enqueue('message ack', () => targets.inbound.handleStatus(targets.accountId, [{ messageId: id, status: 'sent', at }]));
+  };
+  sock.ws.on(ACK_EVENT, onAck);
+  return {
+    detach() {
+      sock.ws.off(ACK_EVENT, onAck);
+      detach();
+    },
+    drained: () => inboundQueue.drained(),
+    run: enqueue,
+  };
+}
+
+const ACK_EVENT = 'CB:ack,class:message';
+
+/** Members of a group are asked for once a minute at most (a busy group sends a receipt per member). */
+const GROUP_MEMBERS_TTL_MS = 60_000;
+const GROUP_MEMBERS_LIMIT = 1_000;
+const GROUP_MEMBERS_TIMEOUT_MS = 10_000;
+
+/** The members of the account's groups besides the account, each with every JID known for them. */
+function groupMembersOf(sock: WASocket, logger: Logger) {
+  const cache = new Map<string, { recipients: Promise<GroupRecipients | undefined>; at: number }>();
+  const forget = (groupJid: string, reason: unknown) => {
+    logger.debug({ err: reason, groupJid }, 'group members not known');
+    cache.delete(groupJid);
+    return undefined;
+  };
+  return {
+    recipients(groupJid: string): Promise<GroupRecipients | undefined> {
+      const cached = cache.get(groupJid);
+      if (cached && Date.now() - cached.at < GROUP_MEMBERS_TTL_MS) return cached.recipients;
+      if (cache.size >= GROUP_MEMBERS_LIMIT) cache.clear();
+      const self = new Set([sock.user?.id, sock.user?.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)));
+      // Bounded: the account's inbound queue waits on it.
+      const recipients = withTimeout(sock.groupMetadata(groupJid), GROUP_MEMBERS_TIMEOUT_MS).then(
+        (metadata) =>
+          metadata === 'timed_out'
+            ? forget(groupJid, 'timed out')
+            : metadata.participants
+                .map((member) =>
+                  [member.id, member.phoneNumber, member.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)),
+                )
+                .filter((ids) => !ids.some((id) => self.has(id))),
+        (error: unknown) => forget(groupJid, error),
+      );
+      cache.set(groupJid, { recipients, at: Date.now() });
+      return recipients;
+    },
+  };
+}
+
+/** Group members' receipts of messages the account sent, per group (delivered: receiptTimestamp; read or played: readTimestamp). */
+function groupReceiptsOf(updates: readonly MessageUserReceiptUpdate[]): Map<string, GroupReceipt[]> {
+  const byGroup = new Map<string, GroupReceipt[]>();
+  for (const { key, receipt } of updates) {
+    if (!key.fromMe || !key.id || !key.remoteJid || !isJidGroup(key.remoteJid) || !receipt.userJid) continue;
+    const read = Number(receipt.readTimestamp ?? 0);
+    const delivered = Number(receipt.receiptTimestamp ?? 0);
+    if (!read && !delivered) continue;
+    const receipts = byGroup.get(key.remoteJid) ?? [];
+    receipts.push({
+      messageId: key.id,
+      userJid: jidNormalizedUser(receipt.userJid),
+      kind: read ? 'read' : 'delivered',
+      at: (read || delivered) * 1000,
+    });
+    byGroup.set(key.remoteJid, receipts);
+  }
+  return byGroup;
+}
+
+/** The status moves in Baileys' `messages.update` (receipts and failed sends of messages the account sent). */
+function statusUpdatesOf(updates: readonly WAMessageUpdate[]): StatusUpdate[] {
+  const moves: StatusUpdate[] = [];
+  for (const { key, update } of updates) {
+    const status = statusFromBaileys(update.status);
+    if (!key.fromMe || !key.id || !status || status === 'pending') continue;
+    const seconds = Number(update.messageTimestamp ?? 0);
+    moves.push({ messageId: key.id, status, at: seconds > 0 ? seconds * 1000 : Date.now() });
+  }
+  return moves;
 }

@@ -3,6 +3,13 @@ import { z } from 'zod';
 const messageTypeSchema = z.enum(['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contact', 'reaction', 'unknown']);
 export type MessageType = z.infer<typeof messageTypeSchema>;
 
+/**
+ * Where a message the account sent stands (docs/api.md): `pending` until WhatsApp acked it,
+ * then `sent`, `delivered`, `read`, `played` (voice notes), or `failed` when WhatsApp refused it.
+ */
+const messageStatusSchema = z.enum(['pending', 'sent', 'delivered', 'read', 'played', 'failed']);
+export type MessageStatus = z.infer<typeof messageStatusSchema>;
+
 const reactionSchema = z.object({ from: z.string(), emoji: z.string(), timestamp: z.number().int() });
 
 /** A stored message; timestamps are Unix milliseconds. */
@@ -25,6 +32,12 @@ export const messageSchema = z.object({
   quotedMessageId: z.string().optional(),
   reactions: z.array(reactionSchema).optional(),
   revoked: z.boolean().optional(),
+  /** The sender's phone-number and LID JIDs, both set when WhatsApp gave both (inbound only). */
+  fromPn: z.string().optional(),
+  fromLid: z.string().optional(),
+  /** Messages the account sent: where the message stands, and since when (Unix ms). */
+  status: messageStatusSchema.optional(),
+  statusAt: z.number().int().optional(),
   /** Set when the message has media that could not be stored (hasMedia true, no mediaId). */
   mediaError: z.string().optional(),
 });

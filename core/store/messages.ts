@@ -1,13 +1,17 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { messageGsi1, messageKey, messagesGsi1pk } from '../keys.js';
-import { messageSchema, type Message } from '../schemas/message.js';
+import { statusesBefore } from '../message-status.js';
+import { messageSchema, type Message, type MessageStatus } from '../schemas/message.js';
 import { queryGsi1, type Page } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, writeIfCondition, type Table } from './table.js';
+import { isConditionalCheckFailed } from '../errors.js';
 
 /**
  * The schema is a plain z.object, which leaves out the key attributes (pk, sk, gsi1pk, gsi1sk)
  * with every other unknown one: copying the item without them first doubled the cost of a page.
  */
+type Reaction = NonNullable<Message['reactions']>[number];
+
 const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(item);
 
 /**
@@ -105,6 +109,126 @@ export async function addReaction(
         UpdateExpression: 'SET reactions = list_append(if_not_exists(reactions, :empty), :reaction)',
         ConditionExpression: ITEM_EXISTS,
         ExpressionAttributeValues: { ':empty': [], ':reaction': [reaction] },
+      }),
+    ),
+  );
+}
+
+/**
+ * Moves a message the account sent to `status`, unless it is there or beyond already (a receipt
+ * never moves it backwards): one conditional write, no read. The stored chat id when it moved,
+ * undefined when it did not (or the message is not stored, or not the account's own).
+ */
+export async function advanceMessageStatus(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  status: MessageStatus,
+  at: number,
+): Promise<string | undefined> {
+  const before = statusesBefore(status);
+  const values: Record<string, unknown> = { ':status': status, ':at': at, ':true': true };
+  before.forEach((earlier, index) => {
+    values[`:s${index}`] = earlier;
+  });
+  const earlierList = before.map((_, index) => `:s${index}`).join(', ');
+  try {
+    const result = await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: 'SET #status = :status, statusAt = :at',
+        ConditionExpression: `${ITEM_EXISTS} AND fromMe = :true AND (attribute_not_exists(#status)${before.length ? ` OR #status IN (${earlierList})` : ''})`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const chatId = result.Attributes?.chatId;
+    return typeof chatId === 'string' ? chatId : undefined;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Records one group member's receipt on a message the account sent to a group (the members
+ * that have it, and those that read it, are sets on the row: a repeated receipt changes
+ * nothing). Answers both sets after the write; undefined when the message is not stored as the
+ * account's own. The sets are bookkeeping, not part of the message.
+ */
+export async function addGroupReceipt(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  kind: 'delivered' | 'read',
+  userJid: string,
+): Promise<{ deliveredTo: Set<string>; readBy: Set<string>; status?: MessageStatus } | undefined> {
+  try {
+    const result = await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: `ADD ${kind === 'read' ? 'readBy' : 'deliveredTo'} :user`,
+        ConditionExpression: `${ITEM_EXISTS} AND fromMe = :true`,
+        ExpressionAttributeValues: { ':user': new Set([userJid]), ':true': true },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const asSet = (value: unknown) => (value instanceof Set ? new Set([...value].map(String)) : new Set<string>());
+    const status = messageSchema.shape.status.parse(result.Attributes?.status);
+    return { deliveredTo: asSet(result.Attributes?.deliveredTo), readBy: asSet(result.Attributes?.readBy), ...(status ? { status } : {}) };
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Replaces the reactions of a stored message (none: removed); false when not stored. */
+export async function setReactions(table: Table, accountId: string, messageId: string, reactions: Reaction[]): Promise<boolean> {
+  return writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: reactions.length > 0 ? 'SET reactions = :reactions' : 'REMOVE reactions',
+        ConditionExpression: ITEM_EXISTS,
+        ...(reactions.length > 0 ? { ExpressionAttributeValues: { ':reactions': reactions } } : {}),
+      }),
+    ),
+  );
+}
+
+/** New text and/or caption of a stored message (an edit); false when not stored. */
+export async function editMessageContent(
+  table: Table,
+  accountId: string,
+  messageId: string,
+  content: { text?: string; caption?: string },
+): Promise<boolean> {
+  const sets: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  if (content.text !== undefined) {
+    sets.push('#text = :text');
+    names['#text'] = 'text';
+    values[':text'] = content.text;
+  }
+  if (content.caption !== undefined) {
+    sets.push('caption = :caption');
+    values[':caption'] = content.caption;
+  }
+  if (sets.length === 0) return true;
+  return writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: ITEM_EXISTS,
+        ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+        ExpressionAttributeValues: values,
       }),
     ),
   );

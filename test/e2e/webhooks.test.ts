@@ -85,6 +85,9 @@ describe('webhooks', () => {
       chatId: jid(alice.phone),
       fromMe: false,
       type: 'text',
+      // The sandbox addresses by phone number and gives the sender's LID beside it.
+      fromPn: jid(alice.phone),
+      fromLid: expect.stringMatching(/@lid$/),
     });
     expect(post?.headers['content-type']).toBe('application/json');
     // The sender's own copy (fromMe) is stored but not delivered.

@@ -23,7 +23,19 @@ export function nextId(): string {
  */
 export function waMessage(
   message: proto.IMessage | null,
-  options: { id?: string; fromMe?: boolean; remoteJid?: string; participant?: string; pushName?: string; seconds?: number } = {},
+  options: {
+    id?: string;
+    fromMe?: boolean;
+    remoteJid?: string;
+    participant?: string;
+    pushName?: string;
+    seconds?: number;
+    /** Baileys' WebMessageInfo status (a message the account sent; folded receipts). */
+    status?: proto.WebMessageInfo.Status;
+    /** The other addressing of remoteJid / participant (Baileys sets these beside the protobuf key). */
+    remoteJidAlt?: string;
+    participantAlt?: string;
+  } = {},
 ): WAMessage {
   const info = proto.WebMessageInfo.fromObject({
     key: {
@@ -35,9 +47,12 @@ export function waMessage(
     messageTimestamp: options.seconds ?? SECONDS,
     ...(message ? { message } : {}),
     ...(options.pushName ? { pushName: options.pushName } : {}),
+    ...(options.status !== undefined ? { status: options.status } : {}),
   });
-  const decoded = proto.WebMessageInfo.decode(proto.WebMessageInfo.encode(info).finish());
-  return decoded as WAMessage;
+  const decoded = proto.WebMessageInfo.decode(proto.WebMessageInfo.encode(info).finish()) as WAMessage;
+  if (options.remoteJidAlt) decoded.key.remoteJidAlt = options.remoteJidAlt;
+  if (options.participantAlt) decoded.key.participantAlt = options.participantAlt;
+  return decoded;
 }
 
 /** Media fields as a sender fills them (the bytes live on the media host). */

@@ -118,6 +118,10 @@ describe('mapInboundMessage: updates and skips', () => {
     expect(map(msg)).toEqual({
       kind: 'reaction',
       chatId: PEER,
+      from: PEER,
+      fromMe: false,
+      updateId: msg.key.id,
+      timestamp: 1_767_000_000_123,
       targetMessageId: 'TARGET1',
       reaction: { from: PEER, emoji: '👍', timestamp: 1_767_000_000_123 },
     });
@@ -131,7 +135,15 @@ describe('mapInboundMessage: updates and skips', () => {
 
   it('recognises a REVOKE as deletion of the target message', () => {
     const msg = waMessage({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: 'GONE1', remoteJid: PEER } } });
-    expect(map(msg)).toEqual({ kind: 'revoke', chatId: PEER, targetMessageId: 'GONE1' });
+    expect(map(msg)).toEqual({
+      kind: 'revoke',
+      chatId: PEER,
+      from: PEER,
+      fromMe: false,
+      updateId: msg.key.id,
+      timestamp: SECONDS * 1000,
+      targetMessageId: 'GONE1',
+    });
   });
 
   it('recognises an edit (MESSAGE_EDIT) as new text of the target message', () => {
@@ -142,7 +154,16 @@ describe('mapInboundMessage: updates and skips', () => {
         editedMessage: { conversation: 'fixed typo' },
       },
     });
-    expect(map(msg)).toEqual({ kind: 'edit', chatId: PEER, targetMessageId: 'EDITED1', text: 'fixed typo' });
+    expect(map(msg)).toEqual({
+      kind: 'edit',
+      chatId: PEER,
+      from: PEER,
+      fromMe: false,
+      updateId: msg.key.id,
+      timestamp: SECONDS * 1000,
+      targetMessageId: 'EDITED1',
+      text: 'fixed typo',
+    });
   });
 
   it('skips other protocol messages, status broadcasts and stubs without content', () => {

@@ -134,8 +134,9 @@ describe('inbound pipeline', () => {
     await inbound.pipeline.handleUpsert(accountId, { messages: [edit], type: 'notify' }, context());
     expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({ eventPending: true });
     await inbound.pipeline.handleUpsert(accountId, { messages: [msg], type: 'notify' }, context());
-    const events = await webhookEvents(accountId, 1);
-    expect(events[0]?.body.message).toBe('hello');
+    const events = await webhookEvents(accountId, 2);
+    expect(events.map((e) => e.event)).toEqual(['message.edited', 'message']);
+    expect(events[1]?.body.message).toBe('hello');
   });
 
   it('stores messages sent from the phone (fromMe) without unread and without a webhook event', async () => {
@@ -148,8 +149,8 @@ describe('inbound pipeline', () => {
     expect(await findMessage(inbound.table(), accountId, mine.key.id!)).toMatchObject({ fromMe: true, from: SELF, text: 'from my phone' });
     const chat = await findChat(inbound.table(), accountId, PEER);
     expect(chat).toMatchObject({ unreadCount: 1, lastMessageTime: (SECONDS + 5) * 1000, name: '15550002222' });
-    const events = await webhookEvents(accountId, 2, 4_000);
-    expect(events.map((e) => e.body.messageId)).toEqual([theirs.key.id]);
+    const events = await webhookEvents(accountId, 3, 4_000);
+    expect(events.filter((e) => e.event === 'message').map((e) => e.body.messageId)).toEqual([theirs.key.id]);
   });
 
   it('with WEBHOOK_INCLUDE_FROM_ME=true, messages sent from the phone are delivered too', async () => {
@@ -271,7 +272,15 @@ describe('inbound pipeline', () => {
     expect((await findMessage(inbound.table(), accountId, target.key.id!))?.reactions?.map((r) => r.emoji)).toEqual(['❤️']);
     await inbound.pipeline.handleUpsert(accountId, { messages: [react('')], type: 'notify' }, context());
     expect((await findMessage(inbound.table(), accountId, target.key.id!))?.reactions).toBeUndefined();
-    expect(await webhookEvents(accountId, 1, 3_000)).toHaveLength(0);
+    // One message.reaction event per reaction (the target is the account's own: no message event,
+    // but its status event, `sent`).
+    const events = await webhookEvents(accountId, 5, 3_000);
+    expect(events.filter((e) => e.event === 'message.status').map((e) => e.body.status)).toEqual(['sent']);
+    expect(events.filter((e) => e.event !== 'message.status').map((e) => [e.event, e.body.emoji])).toEqual([
+      ['message.reaction', '👍'],
+      ['message.reaction', '❤️'],
+      ['message.reaction', ''],
+    ]);
   });
 
   it('applies an edit to the stored text instead of adding a row', async () => {

@@ -1,6 +1,6 @@
 /**
  * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
- * QR scans, messages sent from a phone (device 0) and the phone's inbox, kicks.
+ * QR scans, messages sent from a phone (device 0), the phone's inbox and its read/played receipts, kicks.
  */
 interface PhoneInboxMessage {
   id?: string;
@@ -19,6 +19,8 @@ export interface SandboxControl {
   inbox(phone: string): Promise<PhoneInboxMessage[]>;
   devices(phone: string): Promise<{ device: number; jid: string }[]>;
   kick(phone: string, device: number, kind: string): Promise<unknown>;
+  /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
+  markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
 }
 
 export function sandboxControl(controlUrl: string): SandboxControl {
@@ -46,5 +48,6 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     inbox: async (phone) => (await call<{ messages: PhoneInboxMessage[] }>('GET', `/phones/${phone}/messages`)).messages,
     devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
+    markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
   };
 }
