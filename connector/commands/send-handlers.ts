@@ -1,4 +1,4 @@
-import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage, WAMessageKey, WASocket } from '@whiskeysockets/baileys';
+import type { AnyMessageContent, MiscMessageGenerationOptions, WAMessage, WAMessageKey } from '@whiskeysockets/baileys';
 import { isGroupJid } from '../../core/jid.js';
 import { accountObjectPrefix } from '../../core/keys.js';
 import type { Logger } from '../../core/logger.js';
@@ -115,11 +115,8 @@ export function sendHandlers(deps: SendDeps) {
       }
       return fail('account is not connected');
     }
-    if (!(await session.waitForConnected(Math.max(0, Math.min(deps.waitForConnectedMs, remaining()))))) {
-      return fail(`account is not connected (status: ${session.status})`);
-    }
-    const sock: WASocket | undefined = session.socket;
-    if (!sock) return fail(`account is not connected (status: ${session.status})`);
+    const handle = await session.sendHandle(Math.min(outbound.deadline, Date.now() + deps.waitForConnectedMs));
+    if ('notConnected' in handle) return fail(`account is not connected (status: ${handle.notConnected})`);
 
     let prepared: PreparedSend;
     try {
@@ -142,9 +139,9 @@ export function sendHandlers(deps: SendDeps) {
       return done(`failed: ${reason}`);
     };
     let sent: WAMessage | undefined;
-    session.noteOwnSend(messageId);
+    handle.noteOwnSend(messageId);
     try {
-      sent = await sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
+      sent = await handle.sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
     } catch (error) {
       prepared.release?.();
       return failClaimed(reasonOf(error));
@@ -152,7 +149,7 @@ export function sendHandlers(deps: SendDeps) {
     if (!sent) return failClaimed('the network did not accept the message');
 
     // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
-    const ctx = session.inboundContext();
+    const ctx = handle.storeContext;
     if (ctx) {
       await deps.inbound
         .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
