@@ -45,7 +45,9 @@ import {
   type MessageMarks,
 } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
-import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
+import { mapInboundMessage, type MediaDescriptor, type PollVote, type Reaction } from './map-message.js';
+import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
+import { findPollSecret, putPollSecret } from '../../core/store/poll-secrets.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { messageEventFor } from '../../core/message-event.js';
@@ -124,6 +126,10 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       case 'message':
         await storeNewMessage(accountId, msg, action.message, action.media, upsertType, ctx, log);
+        if (action.pollSecret) await putPollSecret(table, accountId, action.message.messageId, action.pollSecret);
+        return;
+      case 'poll_vote':
+        await storePollVote(accountId, msg.key.id ?? '', action, ctx, log);
         return;
     }
   }
@@ -143,6 +149,23 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       return undefined;
     }
     return target;
+  }
+
+  /** Decrypts a vote with its poll's secret, keeps it on the poll, and queues `message.poll_vote`. */
+  async function storePollVote(accountId: string, voteMessageId: string, vote: PollVote, ctx: InboundContext, log: Logger) {
+    const poll = await updateTarget(accountId, { kind: 'poll_vote', chatId: vote.chatId, targetMessageId: vote.pollMessageId }, log);
+    const secret = poll ? await findPollSecret(table, accountId, vote.pollMessageId) : undefined;
+    if (!poll || !secret) {
+      log.debug({ pollMessageId: vote.pollMessageId }, 'vote for a poll whose secret is not stored');
+      return;
+    }
+    const selected = decryptVote(vote, poll.message, secret, ctx.selfJid);
+    if (!selected) {
+      log.warn({ pollMessageId: vote.pollMessageId }, 'poll vote could not be decrypted');
+      return;
+    }
+    await putMessage(table, accountId, withVote(poll.message, vote.from, selected, vote.timestamp), poll.marks);
+    await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
   }
 
   async function storeReaction(accountId: string, target: StoredMessage, reaction: Reaction) {
