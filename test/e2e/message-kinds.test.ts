@@ -208,6 +208,19 @@ describe('message kinds through the API and the sandbox', () => {
     expect(await carol.waitForStatus(first!.key.id!, READ)).toBeGreaterThanOrEqual(READ);
     expect(await carol.waitForStatus(second!.key.id!, READ)).toBeGreaterThanOrEqual(READ);
   });
+
+  it('presence: typing and paused through the API are seen by the raw client', async () => {
+    const seen: string[] = [];
+    carol.sock!.ev.on('presence.update', ({ id, presences }) => {
+      if (id === aliceJid) for (const presence of Object.values(presences)) seen.push(presence.lastKnownPresence);
+    });
+    expect((await api.call('POST', `/accounts/${alice.id}/presence`, { chatId: carolJid, state: 'typing' })).status).toBe(200);
+    await waitFor('carol to see alice typing', () => seen.includes('composing'));
+    expect((await api.call('POST', `/accounts/${alice.id}/presence`, { chatId: carolJid, state: 'paused' })).status).toBe(200);
+    // Baileys reports `paused` as available.
+    await waitFor('carol to see alice stop typing', () => seen.at(-1) === 'available');
+    expect(seen).toEqual(['composing', 'available']);
+  });
 });
 
 /** A vote as a phone builds it: the chosen options' SHA-256, AES-GCM under a key from the poll's secret. */
