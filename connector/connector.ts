@@ -11,6 +11,7 @@ import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
 import { pairingHandlers } from './commands/pairing-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
+import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
@@ -82,18 +83,20 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 
   await registry.begin();
+  const sendDeps = {
+    table,
+    mediaStore,
+    registry,
+    ownership,
+    inbound,
+    logger,
+    waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
+  };
   const handlers: CommandHandlers = {
     ...lifecycleHandlers({ table, mediaStore, registry, ownership, logger }),
-    ...sendHandlers({
-      table,
-      mediaStore,
-      registry,
-      ownership,
-      inbound,
-      logger,
-      waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
-    }),
+    ...sendHandlers(sendDeps),
     ...pairingHandlers({ table, registry, ownership, logger }),
+    ...kindHandlers(sendDeps),
   };
   const consumer = startCommandConsumer({
     queues,

@@ -133,3 +133,9 @@ export const leaseKey = (accountId: string): Key => ({ pk: `LEASE#${accountId}`,
 export const accountObjectPrefix = (accountId: string) => `accounts/${accountId}/`;
 export const mediaObjectKey = (accountId: string, mediaId: string) => `accounts/${accountId}/media/${mediaId}`;
 export const uploadObjectKey = (accountId: string, uploadId: string) => `accounts/${accountId}/uploads/${uploadId}`;
+
+/** The secret of a poll (its votes are encrypted with it), beside the poll's message item and never part of it. */
+export const pollSecretKey = (accountId: string, messageId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `POLLSECRET#${messageId}`,
+});

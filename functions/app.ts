@@ -21,6 +21,9 @@ import { createServices, type AppDeps, type AppEnv } from './services.js';
 import { webhookReplayRoutes } from './webhook-replay.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import { webhookRoutes } from './webhooks.js';
+import { messageKindRoutes } from './message-kinds.js';
+import { stickerSendRoutes } from './sticker-send.js';
+import { chatActionRoutes } from './chat-actions.js';
 
 /**
  * The HTTP API of docs/api.md, the same app on Node (functions/server.ts) and on Lambda
@@ -57,6 +60,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', qrRoutes(services));
   app.route('/', docsRoutes());
   app.route('/', pairingRoutes(services));
+  app.route('/', messageKindRoutes(services));
+  app.route('/', stickerSendRoutes(services));
+  app.route('/', chatActionRoutes(services));
 
   // Every route but the public ones (functions/auth.ts) takes a key when API_KEY is set.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

@@ -5,6 +5,9 @@ import type { MediaKind } from '../core/schemas/command.js';
 /** Bytes file-type needs to recognise every format it knows. */
 export const SNIFF_BYTES = 4100;
 
+/** What an upload is for: a media send, or a sticker. */
+export type UploadKind = MediaKind | 'sticker';
+
 interface Rule {
   /** Detected MIME type -> the MIME type we send on. */
   accepted: Record<string, string>;
@@ -15,7 +18,7 @@ const OFFICE = 'application/vnd.openxmlformats-officedocument';
 const OPEN_DOCUMENT = 'application/vnd.oasis.opendocument';
 
 /** The table of accepted types per send (docs/api.md), by the bytes of the file (never its name). */
-const RULES: Record<MediaKind, Rule> = {
+const RULES: Record<UploadKind, Rule> = {
   image: {
     accepted: { 'image/jpeg': 'image/jpeg', 'image/png': 'image/png', 'image/gif': 'image/gif' },
     message: 'image must be a JPG, PNG or GIF file',
@@ -52,6 +55,10 @@ const RULES: Record<MediaKind, Rule> = {
     },
     message: 'document must be a PDF, Office, OpenDocument, RTF, EPUB, ZIP or text file',
   },
+  sticker: {
+    accepted: { 'image/webp': 'image/webp', 'image/png': 'image/png', 'image/jpeg': 'image/jpeg' },
+    message: 'sticker must be a WebP, PNG or JPG file',
+  },
 };
 
 const LEGACY_OFFICE: Record<string, string> = {
@@ -76,7 +83,7 @@ function looksLikeText(head: Uint8Array): boolean {
 }
 
 /** The MIME type to send, or a ValidationError naming what the operation accepts. */
-export async function detectMediaType(kind: MediaKind, head: Uint8Array, fileName?: string): Promise<string> {
+export async function detectMediaType(kind: UploadKind, head: Uint8Array, fileName?: string): Promise<string> {
   const rule = RULES[kind];
   const detected = await fileTypeFromBuffer(head);
   const mime = detected ? rule.accepted[detected.mime] : undefined;

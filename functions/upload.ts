@@ -2,8 +2,7 @@ import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
 import { deleteObject, putStream, type MediaStore } from '../core/media-store.js';
-import { detectMediaType, SNIFF_BYTES } from './file-types.js';
-import type { MediaKind } from '../core/schemas/command.js';
+import { detectMediaType, SNIFF_BYTES, type UploadKind } from './file-types.js';
 
 /** Room for the multipart boundaries and the small text fields beside the file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -23,7 +22,7 @@ export interface ReceivedForm {
 }
 
 export interface ReceiveOptions {
-  kind: MediaKind;
+  kind: UploadKind;
   /** Form field that carries the file (`image`, `video`, ...). */
   fileField: string;
   maxBytes: number;

@@ -59,6 +59,16 @@ function json(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
+/** Every account's profile picture: one small green JPEG (8×8), the same for all. */
+const PROFILE_PICTURE = Buffer.from(
+  '/9j/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wAARCAAIAAgDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAT/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFQEBAQAAAAAAAAAAAAAAAAAABAb/xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oADAMBAAIRAxEAPwCoANNP/9k=',
+  'base64',
+);
+const PROFILE_PICTURE_PATH = /^\/pp\/[0-9]{1,20}\.jpg$/;
+
+/** Where the media host serves the profile picture of the account with `phone`. */
+export const profilePicturePath = (phone: string) => `/pp/${phone}.jpg`;
+
 /**
  * The HTTPS media host (docs/sandbox-protocol.md §6): `POST /mms/TYPE/ENC_SHA256?auth&token` stores
  * the encrypted blob and answers `{url, direct_path}`; `GET /m/ID` serves it back (Range too).
@@ -81,6 +91,10 @@ export async function startMediaHost(opts: {
         const id = randomBytes(16).toString('hex');
         await store.put(id, body);
         return json(res, 200, { url: `https://${host}/m/${id}`, direct_path: `/m/${id}` });
+      }
+      if (req.method === 'GET' && PROFILE_PICTURE_PATH.test(url.pathname)) {
+        res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': PROFILE_PICTURE.length });
+        return res.end(PROFILE_PICTURE);
       }
       const match = DOWNLOAD_PATH.exec(url.pathname);
       if (req.method === 'GET' && match) {

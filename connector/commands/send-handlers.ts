@@ -33,20 +33,23 @@ export interface SendDeps {
 }
 
 /** A send that cannot be done; the message becomes the outbound `reason` (the API's `detail`). */
-class SendRejectedError extends Error {
+export class SendRejectedError extends Error {
   override name = 'SendRejectedError';
 }
 
-interface PreparedSend {
-  jid: string;
-  content: AnyMessageContent;
-  options?: Omit<MiscMessageGenerationOptions, 'messageId'>;
-  /** Called when the content was built but will not be sent (frees streams). */
-  release?: () => void;
-}
+export type PreparedSend =
+  | {
+      jid: string;
+      content: AnyMessageContent;
+      options?: Omit<MiscMessageGenerationOptions, 'messageId'>;
+      /** Called when the content was built but will not be sent (frees streams). */
+      release?: () => void;
+    }
+  /** An action on the socket that sends no message (read receipts, presence): done when it resolves. */
+  | { action: (sock: WASocket) => Promise<void> };
 
 /** The key of a stored message, as Baileys addresses it in quotes, reactions and deletes. */
-function keyOf(message: Message): WAMessageKey {
+export function keyOf(message: Message): WAMessageKey {
   return {
     remoteJid: message.chatId,
     fromMe: message.fromMe,
@@ -83,87 +86,8 @@ const STOPPED_MID_SEND = 'the connector stopped while sending; the message may h
  * it `unknown` instead of sending again: at most once, never a duplicate.
  */
 export function sendHandlers(deps: SendDeps) {
-  const { table, registry } = deps;
-
-  async function settle(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
-    const { accountId } = command;
-    const { messageId } = command.payload;
-    const log = deps.logger.child({ accountId, messageId, command: command.type });
-
-    const outbound = await findOutbound(table, accountId, messageId);
-    // No record: past its TTL or the account was deleted; nobody waits for it.
-    if (!outbound) return done('no send record; not sent');
-    if (outbound.status === 'sending') {
-      log.warn('command redelivered while its send was in progress; not sent again');
-      await markOutboundUnknown(table, accountId, messageId, STOPPED_MID_SEND);
-      return done('outcome unknown; not sent again');
-    }
-    if (outbound.status !== 'pending') return done(`already ${outbound.status}`);
-
-    const fail = async (reason: string) => {
-      log.warn({ reason }, 'send failed');
-      await failPendingOutbound(table, accountId, messageId, reason);
-      return done(`failed: ${reason}`);
-    };
-    const remaining = () => outbound.deadline - Date.now();
-    if (remaining() <= 0) return fail(LATE);
-
-    const session = registry.get(accountId);
-    if (!session) {
-      if (await deps.ownership.ownedElsewhere(accountId)) {
-        return notOurs();
-      }
-      return fail('account is not connected');
-    }
-    if (!(await session.waitForConnected(Math.max(0, Math.min(deps.waitForConnectedMs, remaining()))))) {
-      return fail(`account is not connected (status: ${session.status})`);
-    }
-    const sock: WASocket | undefined = session.socket;
-    if (!sock) return fail(`account is not connected (status: ${session.status})`);
-
-    let prepared: PreparedSend;
-    try {
-      prepared = await prepare();
-    } catch (error) {
-      return fail(reasonOf(error));
-    }
-
-    if (!(await claimOutbound(table, accountId, messageId))) {
-      prepared.release?.();
-      // Still pending means only the deadline stood in the way (the API may be gone): record it.
-      await failPendingOutbound(table, accountId, messageId, LATE);
-      log.info('not claimed (the API gave up on it or its deadline passed); not sent');
-      return done('not claimed; not sent');
-    }
-
-    const failClaimed = async (reason: string) => {
-      log.warn({ reason }, 'send failed');
-      await markOutboundFailed(table, accountId, messageId, reason);
-      return done(`failed: ${reason}`);
-    };
-    let sent: WAMessage | undefined;
-    session.noteOwnSend(messageId);
-    try {
-      sent = await sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
-    } catch (error) {
-      prepared.release?.();
-      return failClaimed(reasonOf(error));
-    }
-    if (!sent) return failClaimed('the network did not accept the message');
-
-    // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
-    const ctx = session.inboundContext();
-    if (ctx) {
-      await deps.inbound
-        .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
-        .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
-    }
-    const seconds = Number(sent.messageTimestamp ?? 0);
-    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now());
-    log.info('sent');
-    return done('sent');
-  }
-
+  const { table } = deps;
+  const settle = sendSettler(deps);
   async function storedTarget(accountId: string, messageId: string): Promise<Message | undefined> {
     return findMessage(table, accountId, messageId);
   }
@@ -213,5 +137,96 @@ export function sendHandlers(deps: SendDeps) {
         });
         return { jid, content, release: () => releaseOutgoingMediaContent(content) };
       }),
+  };
+}
+
+/** `settle(command, prepare)`: the path every send command takes (see sendHandlers). */
+export function sendSettler(deps: SendDeps) {
+  const { table, registry } = deps;
+
+  return async function settle(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
+    const { accountId } = command;
+    const { messageId } = command.payload;
+    const log = deps.logger.child({ accountId, messageId, command: command.type });
+
+    const outbound = await findOutbound(table, accountId, messageId);
+    // No record: past its TTL or the account was deleted; nobody waits for it.
+    if (!outbound) return done('no send record; not sent');
+    if (outbound.status === 'sending') {
+      log.warn('command redelivered while its send was in progress; not sent again');
+      await markOutboundUnknown(table, accountId, messageId, STOPPED_MID_SEND);
+      return done('outcome unknown; not sent again');
+    }
+    if (outbound.status !== 'pending') return done(`already ${outbound.status}`);
+
+    const fail = async (reason: string) => {
+      log.warn({ reason }, 'send failed');
+      await failPendingOutbound(table, accountId, messageId, reason);
+      return done(`failed: ${reason}`);
+    };
+    const remaining = () => outbound.deadline - Date.now();
+    if (remaining() <= 0) return fail(LATE);
+
+    const session = registry.get(accountId);
+    if (!session) {
+      if (await deps.ownership.ownedElsewhere(accountId)) {
+        return notOurs();
+      }
+      return fail('account is not connected');
+    }
+    const handle = await session.sendHandle(Math.min(outbound.deadline, Date.now() + deps.waitForConnectedMs));
+    if ('notConnected' in handle) return fail(`account is not connected (status: ${handle.notConnected})`);
+
+    let prepared: PreparedSend;
+    try {
+      prepared = await prepare();
+    } catch (error) {
+      return fail(reasonOf(error));
+    }
+
+    if (!(await claimOutbound(table, accountId, messageId))) {
+      if ('release' in prepared) prepared.release?.();
+      // Still pending means only the deadline stood in the way (the API may be gone): record it.
+      await failPendingOutbound(table, accountId, messageId, LATE);
+      log.info('not claimed (the API gave up on it or its deadline passed); not sent');
+      return done('not claimed; not sent');
+    }
+
+    const failClaimed = async (reason: string) => {
+      log.warn({ reason }, 'send failed');
+      await markOutboundFailed(table, accountId, messageId, reason);
+      return done(`failed: ${reason}`);
+    };
+    if ('action' in prepared) {
+      try {
+        await prepared.action(handle.sock);
+      } catch (error) {
+        return failClaimed(reasonOf(error));
+      }
+      await markOutboundSent(table, accountId, messageId, Date.now());
+      log.info('done');
+      return done('done');
+    }
+    let sent: WAMessage | undefined;
+    handle.noteOwnSend(messageId);
+    try {
+      sent = await handle.sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
+    } catch (error) {
+      prepared.release?.();
+      return failClaimed(reasonOf(error));
+    }
+    if (!sent) return failClaimed('the network did not accept the message');
+
+    // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
+    const ctx = handle.storeContext;
+    if (ctx) {
+      await deps.inbound
+        .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
+        .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
+    }
+    const seconds = Number(sent.messageTimestamp ?? 0);
+    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now());
+    log.info('sent');
+    return done('sent');
   };
 }

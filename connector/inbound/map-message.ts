@@ -37,8 +37,21 @@ export interface MediaDescriptor {
   fileLength?: number;
 }
 
+/** An encrypted poll vote, with what its decryption needs besides the poll's secret (poll-votes.ts). */
+export interface PollVote {
+  chatId: string;
+  pollMessageId: string;
+  /** The voter as stored (`from`), and every JID the voter may have encrypted under (phone number, LID). */
+  from: string;
+  voterJids: string[];
+  encPayload: Uint8Array;
+  encIv: Uint8Array;
+  timestamp: number;
+}
+
 export type InboundAction =
-  | { kind: 'message'; message: Message; media?: MediaDescriptor }
+  | { kind: 'message'; message: Message; media?: MediaDescriptor; pollSecret?: Uint8Array }
+  | ({ kind: 'poll_vote' } & PollVote)
   | ({ kind: 'reaction'; targetMessageId: string; reaction: Reaction } & UpdateOrigin)
   | ({ kind: 'revoke'; targetMessageId: string } & UpdateOrigin)
   | ({ kind: 'edit'; targetMessageId: string; text?: string; caption?: string } & UpdateOrigin)
@@ -107,6 +120,25 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
     }
     return { kind: 'skip', reason: 'protocol message' };
   }
+  if (contentType === 'pollUpdateMessage') {
+    const update = content.pollUpdateMessage;
+    const pollMessageId = update?.pollCreationMessageKey?.id;
+    const { encPayload, encIv } = update?.vote ?? {};
+    if (!pollMessageId || !encPayload || !encIv) return { kind: 'skip', reason: 'poll vote without poll or payload' };
+    const sender = fromMe ? selfJid : (key.participant ?? remoteJid);
+    const senderAlt = fromMe ? undefined : key.participant ? key.participantAlt : key.remoteJidAlt;
+    const voterJids = [...new Set([sender, senderAlt, from].filter((jid): jid is string => Boolean(jid)).map(jidNormalizedUser))];
+    return {
+      kind: 'poll_vote',
+      chatId,
+      pollMessageId,
+      from,
+      voterJids,
+      encPayload,
+      encIv,
+      timestamp: toNumber(update?.senderTimestampMs) || timestamp,
+    };
+  }
   if (contentType === 'reactionMessage') {
     const reaction = content.reactionMessage;
     if (!reaction?.key?.id) return { kind: 'skip', reason: 'reaction without target' };
@@ -126,6 +158,10 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
   const quotedMessageId = contextInfoOf(content, contentType)?.stanzaId;
   if (quotedMessageId) message.quotedMessageId = quotedMessageId;
 
+  if (message.type === 'poll') {
+    const pollSecret = msg.message?.messageContextInfo?.messageSecret ?? content.messageContextInfo?.messageSecret;
+    return { kind: 'message', message, ...(pollSecret ? { pollSecret } : {}) };
+  }
   if (!MEDIA_TYPES.has(message.type)) return { kind: 'message', message };
   message.hasMedia = true;
   const mimetype = message.mimetype ?? DEFAULT_MIMETYPES[message.type] ?? 'application/octet-stream';
@@ -185,14 +221,38 @@ function contentFields(content: proto.IMessage, contentType: keyof proto.IMessag
     case 'liveLocationMessage': {
       const location = content.locationMessage ?? content.liveLocationMessage;
       const name = content.locationMessage?.name;
-      const coordinates = `${location?.degreesLatitude ?? 0},${location?.degreesLongitude ?? 0}`;
-      return { type: 'location', text: name ? `${name} (${coordinates})` : coordinates };
+      const latitude = location?.degreesLatitude ?? 0;
+      const longitude = location?.degreesLongitude ?? 0;
+      const coordinates = `${latitude},${longitude}`;
+      return {
+        type: 'location',
+        text: name ? `${name} (${coordinates})` : coordinates,
+        latitude,
+        longitude,
+        ...optional('name', name),
+        ...optional('address', content.locationMessage?.address),
+      };
     }
-    case 'contactMessage':
-      return { type: 'contact', text: content.contactMessage?.displayName ?? '' };
+    case 'contactMessage': {
+      const vcard = content.contactMessage?.vcard;
+      return { type: 'contact', text: content.contactMessage?.displayName ?? '', ...(vcard ? { vcards: [vcard] } : {}) };
+    }
     case 'contactsArrayMessage': {
-      const names = (content.contactsArrayMessage?.contacts ?? []).map((c) => c.displayName).filter(Boolean);
-      return { type: 'contact', text: names.join(', ') };
+      const contacts = content.contactsArrayMessage?.contacts ?? [];
+      const names = contacts.map((c) => c.displayName).filter(Boolean);
+      const vcards = contacts.map((c) => c.vcard).filter((vcard): vcard is string => Boolean(vcard));
+      return { type: 'contact', text: names.join(', '), ...(vcards.length > 0 ? { vcards } : {}) };
+    }
+    case 'pollCreationMessage':
+    case 'pollCreationMessageV2':
+    case 'pollCreationMessageV3': {
+      const poll = content.pollCreationMessage ?? content.pollCreationMessageV2 ?? content.pollCreationMessageV3;
+      return {
+        type: 'poll',
+        text: poll?.name ?? '',
+        pollOptions: (poll?.options ?? []).map((option) => option.optionName ?? ''),
+        selectableCount: poll?.selectableOptionsCount ?? 0,
+      };
     }
     default:
       return { type: 'unknown' };

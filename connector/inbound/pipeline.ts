@@ -44,6 +44,7 @@ import {
   findMessageRecord,
   markMessageRevoked,
   putMessageIfAbsent,
+  setPollVotes,
   setReactions,
   type MessageMarks,
 } from '../../core/store/messages.js';
@@ -51,9 +52,11 @@ import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '..
 import { KeyedSerial } from '../../core/serial.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import { mapInboundMessage, type MediaDescriptor, type UpdateOrigin } from './map-message.js';
+import { mapInboundMessage, type MediaDescriptor, type PollVote, type UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
+import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
+import { findPollSecret, putPollSecret } from '../../core/store/poll-secrets.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { messageEventFor } from '../../core/message-event.js';
@@ -170,6 +173,10 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       case 'message':
         await storeNewMessage(accountId, msg, action.message, action.media, upsertType, ctx, log);
+        if (action.pollSecret) await putPollSecret(table, accountId, action.message.messageId, action.pollSecret);
+        return;
+      case 'poll_vote':
+        await storePollVote(accountId, msg.key.id ?? '', action, ctx, log);
         return;
     }
   }
@@ -254,6 +261,24 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       return { stored: false, moves: applied };
     });
+  }
+
+  /** Decrypts a vote with its poll's secret, keeps it on the poll, and queues `message.poll_vote`. */
+  async function storePollVote(accountId: string, voteMessageId: string, vote: PollVote, ctx: InboundContext, log: Logger) {
+    const poll = await updateTarget(accountId, { kind: 'poll_vote', chatId: vote.chatId, targetMessageId: vote.pollMessageId }, log);
+    const secret = poll ? await findPollSecret(table, accountId, vote.pollMessageId) : undefined;
+    if (!poll || !secret) {
+      log.debug({ pollMessageId: vote.pollMessageId }, 'vote for a poll whose secret is not stored');
+      return;
+    }
+    const selected = decryptVote(vote, poll.message, secret, ctx.selfJid);
+    if (!selected) {
+      log.warn({ pollMessageId: vote.pollMessageId }, 'poll vote could not be decrypted');
+      return;
+    }
+    const updated = withVote(poll.message, vote.from, selected, vote.timestamp);
+    await setPollVotes(table, accountId, poll.message.messageId, updated.pollVotes);
+    await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
   }
 
   /** Enqueues the message's webhook event, then removes the row's outbox mark. */

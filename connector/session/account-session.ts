@@ -51,6 +51,13 @@ export interface FinalStatus {
   reason: StatusReason;
 }
 
+/** See `AccountSession.sendHandle`. */
+export interface SendHandle {
+  sock: WASocket;
+  noteOwnSend(messageId: string): void;
+  storeContext: InboundContext | undefined;
+}
+
 export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_deleted';
 
 /** Why a session is being started: a user asked (`connect`) or it picks up where it was (`resume`). */
@@ -208,7 +215,7 @@ export class AccountSession {
   }
 
   /** Resolves true once `connected`, false when `timeoutMs` passes or the session stops first. */
-  waitForConnected(timeoutMs: number): Promise<boolean> {
+  private waitForConnected(timeoutMs: number): Promise<boolean> {
     if (this.serving()) return Promise.resolve(true);
     if (isWindingDown(this.lifecycle)) return Promise.resolve(false);
     return new Promise((resolve) => {
@@ -275,19 +282,27 @@ export class AccountSession {
     await auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
   }
 
+  /**
+   * What a command needs to send on this session, once it is `connected` (waiting until
+   * `deadline`, Unix ms, for a reconnect): the socket, a way to mark the id it sends as its own
+   * (Baileys' echo of it is then not stored twice), and the inbound context to store what it
+   * sent. The status instead when the session did not connect in time.
+   */
+  async sendHandle(deadline: number): Promise<SendHandle | { notConnected: AccountStatus }> {
+    const connected = await this.waitForConnected(Math.max(0, deadline - Date.now()));
+    const sock = this.socket;
+    if (!connected || !sock) return { notConnected: this.currentStatus };
+    return { sock, noteOwnSend: (messageId) => this.noteOwnSend(messageId), storeContext: this.contextFor(sock) };
+  }
+
   /** Remembers an id a command is about to send (see `ownSends`). */
-  noteOwnSend(messageId: string): void {
+  private noteOwnSend(messageId: string): void {
     const now = Date.now();
     this.ownSends.set(messageId, now);
     for (const [id, at] of this.ownSends) {
       if (now - at > 10 * 60_000) this.ownSends.delete(id);
       else break;
     }
-  }
-
-  /** The context the inbound pipeline needs for this account's messages (current socket). */
-  inboundContext(): InboundContext | undefined {
-    return this.sock ? this.contextFor(this.sock) : undefined;
   }
 
   private contextFor(sock: WASocket): InboundContext | undefined {

@@ -67,6 +67,69 @@ const requestPairingCodeCommandSchema = z.object({
   payload: z.object({ phoneNumber: z.string() }),
 });
 
+const sendLocationCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_location'),
+  payload: z.object({
+    messageId: z.string(),
+    to: jidSchema('to'),
+    latitude: z.number(),
+    longitude: z.number(),
+    name: z.string().optional(),
+    address: z.string().optional(),
+  }),
+});
+/** Contact cards: the connector builds each vCard from the name and phone. */
+const sendContactCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_contact'),
+  payload: z.object({
+    messageId: z.string(),
+    to: jidSchema('to'),
+    contacts: z.array(z.object({ name: z.string(), phone: z.string() })),
+  }),
+});
+const sendPollCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_poll'),
+  payload: z.object({
+    messageId: z.string(),
+    to: jidSchema('to'),
+    name: z.string(),
+    options: z.array(z.string()),
+    selectableCount: z.number().int().nonnegative(),
+  }),
+});
+/** An uploaded WebP, PNG or JPEG; the connector makes a 512×512 WebP of the latter two. */
+const sendStickerCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_sticker'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), s3Key: z.string(), mimetype: z.string(), size: z.number().int() }),
+});
+const editMessageCommandSchema = z.object({
+  ...base,
+  type: z.literal('edit_message'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), targetMessageId: z.string(), text: z.string() }),
+});
+/** A stored message sent again to `to`; stored media is sent from S3. */
+const forwardMessageCommandSchema = z.object({
+  ...base,
+  type: z.literal('forward_message'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), sourceMessageId: z.string() }),
+});
+/** Read receipts for the chat's unread messages. `messageId` names the request's outbound record. */
+const markChatReadCommandSchema = z.object({
+  ...base,
+  type: z.literal('mark_chat_read'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to') }),
+});
+export const presenceStateSchema = z.enum(['typing', 'recording', 'paused', 'available', 'unavailable']);
+const sendPresenceCommandSchema = z.object({
+  ...base,
+  type: z.literal('send_presence'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), state: presenceStateSchema }),
+});
+
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
   disconnectCommandSchema,
@@ -77,10 +140,28 @@ export const commandSchema = z.discriminatedUnion('type', [
   sendReactionCommandSchema,
   deleteMessageCommandSchema,
   requestPairingCodeCommandSchema,
+  sendLocationCommandSchema,
+  sendContactCommandSchema,
+  sendPollCommandSchema,
+  sendStickerCommandSchema,
+  editMessageCommandSchema,
+  forwardMessageCommandSchema,
+  markChatReadCommandSchema,
+  sendPresenceCommandSchema,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];
 /** The command of one type, e.g. `CommandOf<'send_text'>`. */
 export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
 /** Commands that send something and settle an outbound record. */
-export type SendCommand = CommandOf<'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message'>;
+export type SendCommand = CommandOf<'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message' | KindCommandType>;
+/** The sends and actions of connector/commands/kind-handlers.ts. */
+type KindCommandType =
+  | 'send_location'
+  | 'send_contact'
+  | 'send_poll'
+  | 'send_sticker'
+  | 'edit_message'
+  | 'forward_message'
+  | 'mark_chat_read'
+  | 'send_presence';

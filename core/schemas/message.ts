@@ -1,6 +1,18 @@
 import { z } from 'zod';
 
-const messageTypeSchema = z.enum(['text', 'image', 'video', 'audio', 'document', 'sticker', 'location', 'contact', 'reaction', 'unknown']);
+const messageTypeSchema = z.enum([
+  'text',
+  'image',
+  'video',
+  'audio',
+  'document',
+  'sticker',
+  'location',
+  'contact',
+  'poll',
+  'reaction',
+  'unknown',
+]);
 export type MessageType = z.infer<typeof messageTypeSchema>;
 
 /**
@@ -9,6 +21,8 @@ export type MessageType = z.infer<typeof messageTypeSchema>;
  */
 const messageStatusSchema = z.enum(['pending', 'sent', 'delivered', 'read', 'played', 'failed']);
 export type MessageStatus = z.infer<typeof messageStatusSchema>;
+/** One voter's current choice in a poll (an empty `selected` takes the vote back). */
+const pollVoteSchema = z.object({ from: z.string(), selected: z.array(z.string()), timestamp: z.number().int() });
 
 const reactionSchema = z.object({ from: z.string(), emoji: z.string(), timestamp: z.number().int() });
 
@@ -38,6 +52,17 @@ export const messageSchema = z.object({
   /** Messages the account sent: where the message stands, and since when (Unix ms). */
   status: messageStatusSchema.optional(),
   statusAt: z.number().int().optional(),
+  /** Location: coordinates, and the place's name and address when given. */
+  latitude: z.number().optional(),
+  longitude: z.number().optional(),
+  name: z.string().optional(),
+  address: z.string().optional(),
+  /** Contact: one vCard per contact card. */
+  vcards: z.array(z.string()).optional(),
+  /** Poll: its question is `text`; the options, how many may be chosen (0: any), the votes. */
+  pollOptions: z.array(z.string()).optional(),
+  selectableCount: z.number().int().optional(),
+  pollVotes: z.array(pollVoteSchema).optional(),
   /** Set when the message has media that could not be stored (hasMedia true, no mediaId). */
   mediaError: z.string().optional(),
 });

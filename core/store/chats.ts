@@ -107,3 +107,24 @@ export async function renameChat(table: Table, accountId: string, chatId: string
       if (!isConditionalCheckFailed(error)) throw error;
     });
 }
+
+/**
+ * Takes `count` unread messages off a chat once they were read (receipts sent). An ADD, not a
+ * SET to 0: a message arriving meanwhile stays unread.
+ */
+export async function takeUnread(table: Table, accountId: string, chatId: string, count: number): Promise<void> {
+  if (count <= 0) return;
+  await table.doc
+    .send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: chatKey(accountId, chatId),
+        UpdateExpression: 'ADD unreadCount :minus',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeValues: { ':minus': -count },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!isConditionalCheckFailed(error)) throw error;
+    });
+}

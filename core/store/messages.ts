@@ -200,6 +200,22 @@ export async function setReactions(table: Table, accountId: string, messageId: s
   );
 }
 
+/** Replaces the votes kept on a stored poll (none: removed), leaving the rest of the row as it is. */
+export async function setPollVotes(table: Table, accountId: string, messageId: string, votes: Message['pollVotes']): Promise<boolean> {
+  const some = votes !== undefined && votes.length > 0;
+  return writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: messageKey(accountId, messageId),
+        UpdateExpression: some ? 'SET pollVotes = :votes' : 'REMOVE pollVotes',
+        ConditionExpression: ITEM_EXISTS,
+        ...(some ? { ExpressionAttributeValues: { ':votes': votes } } : {}),
+      }),
+    ),
+  );
+}
+
 /** New text and/or caption of a stored message (an edit); false when not stored. */
 export async function editMessageContent(
   table: Table,

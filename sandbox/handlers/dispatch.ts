@@ -6,6 +6,7 @@ import { handleSessionIq } from './session.js';
 import { handleMd } from './md.js';
 import { handleMessage } from './message.js';
 import { handleReceipt } from './receipt.js';
+import { handleChatstate, handlePresence } from './presence.js';
 
 /** Routes one stanza of a logged-in device to its handler. Unknown iqs get an empty result so no client query stalls. */
 export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
@@ -16,6 +17,10 @@ export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
       return handleMessage(ctx, node);
     case 'receipt':
       return handleReceipt(ctx, node);
+    case 'chatstate':
+      return handleChatstate(ctx, node);
+    case 'presence':
+      return handlePresence(ctx, node);
     case 'ack':
       if (node.attrs.error) {
         ctx.network.logger.debug({ attrs: node.attrs }, 'client refused a stanza');

@@ -1,5 +1,6 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import { child, children, iqError, iqResult, type StanzaContext } from './context.js';
+import { profilePicturePath } from '../media-host.js';
 
 const PRIVACY_DEFAULTS: Record<string, string> = {
   readreceipts: 'all',
@@ -61,9 +62,21 @@ export function handleSessionIq(ctx: StanzaContext, iq: BinaryNode): boolean {
       ctx.send(iqResult(iq, [{ tag: 'sync', attrs: {}, content: collections }]));
       return true;
     }
-    case 'w:profile:picture':
-      ctx.send(iqError(iq, 404, 'item-not-found'));
+    case 'w:profile:picture': {
+      // Every account has a picture, served by the media host; an unknown JID has none (404, as WhatsApp answers).
+      const target = ctx.network.accounts.resolve(iq.attrs.target);
+      if (!target) {
+        ctx.send(iqError(iq, 404, 'item-not-found'));
+        return true;
+      }
+      const path = profilePicturePath(target.account.phone);
+      const picture = {
+        tag: 'picture',
+        attrs: { id: '1', type: first?.attrs.type ?? 'preview', url: `https://${ctx.network.mediaHost}${path}`, direct_path: path },
+      };
+      ctx.send(iqResult(iq, [picture]));
       return true;
+    }
     default:
       return false;
   }

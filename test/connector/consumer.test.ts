@@ -26,6 +26,14 @@ function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): Co
     send_reaction: handle,
     delete_message: handle,
     request_pairing_code: handle,
+    send_location: handle,
+    send_contact: handle,
+    send_poll: handle,
+    send_sticker: handle,
+    edit_message: handle,
+    forward_message: handle,
+    mark_chat_read: handle,
+    send_presence: handle,
   };
 }
 

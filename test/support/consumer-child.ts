@@ -29,6 +29,14 @@ const handlers: CommandHandlers = {
   send_reaction: never,
   delete_message: never,
   request_pairing_code: never,
+  send_location: never,
+  send_contact: never,
+  send_poll: never,
+  send_sticker: never,
+  edit_message: never,
+  forward_message: never,
+  mark_chat_read: never,
+  send_presence: never,
 };
 const consumer = startCommandConsumer({ queues, handlers, logger, waitSeconds: 1, drainMs: Number(process.env.CONSUMER_DRAIN_MS ?? 500) });
 logger.info('consumer started');

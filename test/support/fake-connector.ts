@@ -33,7 +33,21 @@ export interface FakeConnector {
   stop(): Promise<void>;
 }
 
-const SEND_TYPES = new Set(['send_text', 'send_reply', 'send_media', 'send_reaction', 'delete_message']);
+const SEND_TYPES = new Set([
+  'send_text',
+  'send_reply',
+  'send_media',
+  'send_reaction',
+  'delete_message',
+  'send_location',
+  'send_contact',
+  'send_poll',
+  'send_sticker',
+  'edit_message',
+  'forward_message',
+  'mark_chat_read',
+  'send_presence',
+]);
 
 /**
  * Plays the connector's part in API tests: consumes the command queue and settles each send's

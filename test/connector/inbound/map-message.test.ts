@@ -105,8 +105,53 @@ describe('mapInboundMessage: other kinds', () => {
   });
 
   it('maps content it does not know as unknown, keeping the row', () => {
-    const action = expectMessage(map(waMessage({ pollCreationMessage: { name: 'lunch?' } })));
+    const action = expectMessage(map(waMessage({ groupInviteMessage: { groupName: 'team' } })));
     expect(action.message.type).toBe('unknown');
+  });
+
+  it('keeps the fields of a location, the vCards of contacts, and a poll with its options and secret', () => {
+    const location = expectMessage(
+      map(waMessage({ locationMessage: { degreesLatitude: 52.5, degreesLongitude: 13.4, name: 'Berlin', address: 'Mitte' } })),
+    );
+    expect(location.message).toMatchObject({ latitude: 52.5, longitude: 13.4, name: 'Berlin', address: 'Mitte' });
+    const contacts = expectMessage(
+      map(
+        waMessage({
+          contactsArrayMessage: {
+            contacts: [
+              { displayName: 'A', vcard: 'V1' },
+              { displayName: 'B', vcard: 'V2' },
+            ],
+          },
+        }),
+      ),
+    );
+    expect(contacts.message).toMatchObject({ type: 'contact', text: 'A, B', vcards: ['V1', 'V2'] });
+    const secret = new Uint8Array(32).fill(7);
+    const poll = map(
+      waMessage({
+        pollCreationMessageV3: { name: 'lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Soup' }], selectableOptionsCount: 0 },
+        messageContextInfo: { messageSecret: secret },
+      }),
+    );
+    expect(poll).toMatchObject({
+      kind: 'message',
+      message: { type: 'poll', text: 'lunch?', pollOptions: ['Pizza', 'Soup'], selectableCount: 0 },
+    });
+    expect(poll.kind === 'message' && poll.pollSecret && Buffer.from(poll.pollSecret).equals(Buffer.from(secret))).toBe(true);
+  });
+
+  it('maps a poll vote to the poll it names, with the JIDs the voter may have used', () => {
+    const action = map(
+      waMessage({
+        pollUpdateMessage: {
+          pollCreationMessageKey: { remoteJid: 'x@s.whatsapp.net', id: 'POLL1' },
+          vote: { encPayload: new Uint8Array([1]), encIv: new Uint8Array([2]) },
+        },
+      }),
+    );
+    expect(action).toMatchObject({ kind: 'poll_vote', pollMessageId: 'POLL1' });
+    if (action.kind === 'poll_vote') expect(action.voterJids).toContain(action.from);
   });
 });
 

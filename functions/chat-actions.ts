@@ -1,0 +1,65 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { presenceStateSchema } from '../core/schemas/command.js';
+import { jidSchema } from '../core/schemas/jid.js';
+import { accountOf, knownAccount } from './known-account.js';
+import { newRouter } from './router.js';
+import { sendAndWait } from './send-wait.js';
+import type { AppEnv, Services } from './services.js';
+import { accountIdParam, chatIdParam, errorBodySchema, requiredString } from './validation.js';
+
+/**
+ * Actions that send no message: read receipts for a chat, and presence (typing, recording,
+ * paused; available, unavailable). They go the way of a send (functions/send-wait.ts), so the
+ * answer says whether the connector did it.
+ */
+const errors = {
+  400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
+  404: { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } },
+  500: { description: 'internal_error: not connected or timed out', content: { 'application/json': { schema: errorBodySchema } } },
+};
+const doneResponse = {
+  description: 'Done',
+  content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: z.string() }) } },
+};
+
+const STATE_ERROR = 'state must be one of typing, recording, paused, available, unavailable';
+const PRESENCE_REQUIRED = 'chatId and state are required';
+const presenceBody = z
+  .object({ chatId: requiredString(PRESENCE_REQUIRED), state: requiredString(PRESENCE_REQUIRED) })
+  .pipe(z.object({ chatId: jidSchema('chatId'), state: z.enum(presenceStateSchema.options, { error: STATE_ERROR }) }))
+  .openapi({ example: { chatId: '15551234567@s.whatsapp.net', state: 'typing' } });
+
+const read = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/chats/{chatId}/read',
+  summary: 'Mark a chat read: read receipts for its unread messages, unreadCount 0',
+  request: { params: z.object({ accountId: accountIdParam, chatId: chatIdParam }) },
+  responses: { 200: doneResponse, ...errors },
+});
+const presence = createRoute({
+  method: 'post',
+  path: '/accounts/{accountId}/presence',
+  summary: 'Show typing, recording or paused in a chat, or go available or unavailable',
+  request: {
+    params: z.object({ accountId: accountIdParam }),
+    body: { required: true, content: { 'application/json': { schema: presenceBody } } },
+  },
+  responses: { 200: doneResponse, ...errors },
+});
+
+export function chatActionRoutes(services: Services): OpenAPIHono<AppEnv> {
+  const router = newRouter();
+  router.use('/accounts/:accountId/chats/:chatId/read', knownAccount(services.table));
+  router.use('/accounts/:accountId/presence', knownAccount(services.table));
+  return router
+    .openapi(read, async (c) => {
+      const { chatId } = c.req.valid('param');
+      await sendAndWait(services, accountOf(c), { type: 'mark_chat_read', payload: { to: chatId } }, { signal: c.req.raw.signal });
+      return c.json({ ok: true as const, message: 'Chat marked read' }, 200);
+    })
+    .openapi(presence, async (c) => {
+      const { chatId, state } = c.req.valid('json');
+      await sendAndWait(services, accountOf(c), { type: 'send_presence', payload: { to: chatId, state } }, { signal: c.req.raw.signal });
+      return c.json({ ok: true as const, message: 'Presence sent' }, 200);
+    });
+}
