@@ -6,6 +6,7 @@ import { handleSessionIq } from './session.js';
 import { handleMd } from './md.js';
 import { handleMessage } from './message.js';
 import { handleReceipt } from './receipt.js';
+import { handleGroupIq } from '../groups/iq.js';
 
 /** Routes one stanza of a logged-in device to its handler. Unknown iqs get an empty result so no client query stalls. */
 export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
@@ -35,6 +36,8 @@ function handleIq(ctx: StanzaContext, iq: BinaryNode): void {
       return handleUsync(ctx, iq);
     case 'md':
       return handleMd(ctx, iq);
+    case 'w:g2':
+      return handleGroupIq(ctx, iq);
     default:
       if (!handleSessionIq(ctx, iq)) ctx.send(iqResult(iq));
   }
