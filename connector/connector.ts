@@ -10,6 +10,7 @@ import { startCommandConsumer } from './commands/consumer.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
 import { pairingHandlers } from './commands/pairing-handlers.js';
+import { groupHandlers } from './commands/group-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
@@ -89,6 +90,13 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
     ...pairingHandlers({ table, registry, ownership, logger }),
+    ...groupHandlers({
+      table,
+      registry,
+      ownership,
+      logger,
+      waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
+    }),
   };
   const consumer = startCommandConsumer({
     queues,

@@ -115,3 +115,9 @@ export const leaseKey = (accountId: string): Key => ({ pk: `LEASE#${accountId}`,
 export const accountObjectPrefix = (accountId: string) => `accounts/${accountId}/`;
 export const mediaObjectKey = (accountId: string, mediaId: string) => `accounts/${accountId}/media/${mediaId}`;
 export const uploadObjectKey = (accountId: string, uploadId: string) => `accounts/${accountId}/uploads/${uploadId}`;
+
+/** A group operation in flight (core/store/group-requests.ts), by the id of the command that carries it. */
+export const groupRequestKey = (accountId: string, commandId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `GROUPREQ#${commandId}`,
+});

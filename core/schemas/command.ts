@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jidSchema } from './jid.js';
+import { groupOperationSchema } from './group.js';
 
 /**
  * Commands from the functions to the connector (SQS FIFO body). One message group per account
@@ -67,6 +68,9 @@ const requestPairingCodeCommandSchema = z.object({
   payload: z.object({ phoneNumber: z.string() }),
 });
 
+/** A group operation (list, create, metadata, participants, update, invite, leave); the answer goes to a group request record. */
+const groupCommandSchema = z.object({ ...base, type: z.literal('group'), payload: groupOperationSchema });
+
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
   disconnectCommandSchema,
@@ -77,6 +81,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   sendReactionCommandSchema,
   deleteMessageCommandSchema,
   requestPairingCodeCommandSchema,
+  groupCommandSchema,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];

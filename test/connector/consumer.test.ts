@@ -26,6 +26,7 @@ function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): Co
     send_reaction: handle,
     delete_message: handle,
     request_pairing_code: handle,
+    group: handle,
   };
 }
 

@@ -29,6 +29,7 @@ const handlers: CommandHandlers = {
   send_reaction: never,
   delete_message: never,
   request_pairing_code: never,
+  group: never,
 };
 const consumer = startCommandConsumer({ queues, handlers, logger, waitSeconds: 1, drainMs: Number(process.env.CONSUMER_DRAIN_MS ?? 500) });
 logger.info('consumer started');
