@@ -24,6 +24,7 @@ export function messageEventFor(accountId: string, message: Message, now = Date.
       ...(message.mediaId !== undefined ? { mediaId: message.mediaId } : {}),
       ...(message.caption !== undefined ? { caption: message.caption } : {}),
       ...(message.quotedMessageId !== undefined ? { quotedMessageId: message.quotedMessageId } : {}),
+      ...(message.participant !== undefined ? { participant: message.participant } : {}),
     },
     createdAt: now,
   };

@@ -24,10 +24,15 @@ const REFUSALS: Record<number, GroupRefusal> = {
   406: 'bad_request',
 };
 
-/** A refusal when `error` is WhatsApp's iq error (Baileys' Boom carries its code), else undefined. */
+/**
+ * A refusal when `error` is WhatsApp's iq error, else undefined. Baileys' query throws a Boom
+ * with the iq error's code as `data` (WABinary assertNodeErrorFree); its metadata parser puts
+ * it in the status code instead.
+ */
 export function refusalOf(error: unknown): GroupRefusedError | undefined {
-  const output = (error as { output?: { statusCode?: unknown } } | null)?.output;
-  const refusal = typeof output?.statusCode === 'number' ? REFUSALS[output.statusCode] : undefined;
+  const boom = error as { data?: unknown; output?: { statusCode?: unknown } } | null;
+  const code = typeof boom?.data === 'number' ? boom.data : boom?.output?.statusCode;
+  const refusal = typeof code === 'number' ? REFUSALS[code] : undefined;
   return refusal ? new GroupRefusedError(refusal, error instanceof Error ? error.message : refusal) : undefined;
 }
 

@@ -13,6 +13,7 @@
  */
 import {
   getContentType,
+  isJidGroup,
   isJidStatusBroadcast,
   isLidUser,
   isPnUser,
@@ -108,7 +109,7 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
     };
   }
 
-  const base = { messageId: key.id, from, chatId, timestamp, fromMe };
+  const base = { messageId: key.id, from, chatId, timestamp, fromMe, ...(isJidGroup(chatId) ? { participant: from } : {}) };
   const fields = contentFields(content, contentType);
   const message: Message = { ...base, ...fields };
   const quotedMessageId = contextInfoOf(content, contentType)?.stanzaId;

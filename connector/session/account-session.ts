@@ -25,6 +25,7 @@ import { shouldSyncHistoryMessage } from './history-sync.js';
 import { publishQr, withdrawQr } from './qr-log.js';
 import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
 import { decideAfterClose } from './reconnect-policy.js';
+import { GroupSubjects } from './group-subjects.js';
 
 export interface AccountSessionDeps {
   accountId: string;
@@ -96,6 +97,8 @@ export class AccountSession {
   private readonly ownSends = new Map<string, number>();
   /** Decrypted messages are written here before their receipt (durable-decrypt.ts). */
   private readonly inbox: Inbox;
+  /** Names the account's group chats. */
+  private readonly groupSubjects: GroupSubjects;
   private replayTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: AccountSessionDeps) {
@@ -103,6 +106,7 @@ export class AccountSession {
     this.accountId = deps.accountId;
     this.log = deps.logger.child({ accountId: deps.accountId });
     this.inbox = new Inbox(deps.table, deps.accountId, this.log);
+    this.groupSubjects = new GroupSubjects(deps.table, deps.accountId, this.log);
   }
 
   get status(): AccountStatus {
@@ -282,6 +286,7 @@ export class AccountSession {
           logger: this.log,
           reuploadRequest: sock.updateMediaMessage,
         }),
+      groupSubject: (groupJid) => this.groupSubjects.subjectOf(sock, groupJid),
     };
   }
 
@@ -303,6 +308,7 @@ export class AccountSession {
       makeSignalRepository: durable.makeSignalRepository,
     });
     durable.watch(sock.ws);
+    this.groupSubjects.watch(sock);
     const previous = this.dispatcher;
     this.sock = sock;
     this.dispatcher = attachDispatcher(sock, {
