@@ -10,6 +10,7 @@ import { startCommandConsumer } from './commands/consumer.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
 import { pairingHandlers } from './commands/pairing-handlers.js';
+import { groupHandlers } from './commands/group-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
 import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
@@ -97,6 +98,13 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ...sendHandlers(sendDeps),
     ...pairingHandlers({ table, registry, ownership, logger }),
     ...kindHandlers(sendDeps),
+    ...groupHandlers({
+      table,
+      registry,
+      ownership,
+      logger,
+      waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
+    }),
   };
   const consumer = startCommandConsumer({
     queues,

@@ -139,3 +139,9 @@ export const pollSecretKey = (accountId: string, messageId: string): Key => ({
   pk: accountPartition(accountId),
   sk: `POLLSECRET#${messageId}`,
 });
+
+/** A group operation in flight (core/store/group-requests.ts), by the id of the command that carries it. */
+export const groupRequestKey = (accountId: string, commandId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `GROUPREQ#${commandId}`,
+});

@@ -1,4 +1,3 @@
-import { isGroupJid } from './jid.js';
 import type { Message } from './schemas/message.js';
 import { webhookEventId, type WebhookEvent } from './schemas/webhook-event.js';
 
@@ -26,7 +25,7 @@ export function messageEventFor(accountId: string, message: Message, now = Date.
       ...(message.mediaId !== undefined ? { mediaId: message.mediaId } : {}),
       ...(message.caption !== undefined ? { caption: message.caption } : {}),
       ...(message.quotedMessageId !== undefined ? { quotedMessageId: message.quotedMessageId } : {}),
-      ...(isGroupJid(message.chatId) && !message.fromMe ? { participant: message.from } : {}),
+      ...(message.participant !== undefined ? { participant: message.participant } : {}),
       ...(message.fromPn !== undefined && message.fromLid !== undefined ? { fromPn: message.fromPn, fromLid: message.fromLid } : {}),
     },
     createdAt: now,

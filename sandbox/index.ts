@@ -66,11 +66,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   let ports: Snapshot['ports'];
   const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule(), options.addressing);
   for (const account of restored?.accounts ?? []) core.network.accounts.add(account);
+  for (const group of restored?.groups ?? []) core.network.groups.add(group);
   if (options.dataDir) {
     persistence = new Persistence(options.dataDir, () => ({
       noiseKeys,
       tls,
       accounts: [...core.network.accounts.all()],
+      groups: [...core.network.groups.all()],
       ports,
     }));
   }

@@ -6,6 +6,7 @@ import type { NoiseKeys, TlsMaterial } from './certs.js';
 import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.js';
 import { unreceiptedInOrder } from './network/delivery.js';
 import { SerialQueue } from '../core/serial.js';
+import type { Group, GroupRole } from './groups/model.js';
 
 const SNAPSHOT_FILE = 'network.json';
 const SNAPSHOT_VERSION = 2;
@@ -16,6 +17,8 @@ export interface Snapshot {
   noiseKeys: NoiseKeys;
   tls: TlsMaterial;
   accounts: Account[];
+  /** Absent in snapshots written before groups were modelled. */
+  groups?: Group[];
   /** Where the previous run listened (restarts may reuse them). */
   ports?: { chat: number; control: number; media: number };
 }
@@ -64,6 +67,13 @@ function unpackPreKeys(encoded: string): Map<number, Buffer> {
   }
   return preKeys;
 }
+interface StoredGroup extends Omit<Group, 'participants'> {
+  participants: [string, GroupRole][];
+}
+
+const toStoredGroup = (group: Group): StoredGroup => ({ ...group, participants: [...group.participants] });
+const fromStoredGroup = (stored: StoredGroup): Group => ({ ...stored, participants: new Map(stored.participants) });
+
 interface StoredAccount extends Omit<Account, 'devices' | 'phoneIdentity'> {
   phoneIdentity: Omit<Account['phoneIdentity'], 'sessions'> & { sessions: [string, unknown][] };
   devices: StoredDevice[];
@@ -152,14 +162,24 @@ export class Persistence {
     } catch {
       return undefined;
     }
-    const raw = JSON.parse(text, BufferJSON.reviver) as Omit<Snapshot, 'accounts'> & { accounts: StoredAccount[] };
+    const raw = JSON.parse(text, BufferJSON.reviver) as Omit<Snapshot, 'accounts' | 'groups'> & {
+      accounts: StoredAccount[];
+      groups?: StoredGroup[];
+    };
     if (raw.version !== 1 && raw.version !== SNAPSHOT_VERSION) throw new Error(`unsupported sandbox snapshot version ${raw.version}`);
-    return { ...raw, accounts: raw.accounts.map(fromStored) };
+    return { ...raw, accounts: raw.accounts.map(fromStored), groups: (raw.groups ?? []).map(fromStoredGroup) };
   }
 
   private serialize(): string {
     const snap = this.snapshot();
-    return JSON.stringify(encodeBuffers({ ...snap, version: SNAPSHOT_VERSION, accounts: snap.accounts.map(toStored) }));
+    return JSON.stringify(
+      encodeBuffers({
+        ...snap,
+        version: SNAPSHOT_VERSION,
+        accounts: snap.accounts.map(toStored),
+        groups: (snap.groups ?? []).map(toStoredGroup),
+      }),
+    );
   }
 
   schedule(): void {

@@ -13,6 +13,7 @@
  */
 import {
   getContentType,
+  isJidGroup,
   isJidStatusBroadcast,
   isLidUser,
   isPnUser,
@@ -152,7 +153,15 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
     };
   }
 
-  const base = { messageId: key.id, from, chatId, timestamp, fromMe, ...(fromMe ? {} : senderAddresses(key)) };
+  const base = {
+    messageId: key.id,
+    from,
+    chatId,
+    timestamp,
+    fromMe,
+    ...(fromMe ? {} : senderAddresses(key)),
+    ...(isJidGroup(chatId) ? { participant: from } : {}),
+  };
   const fields = contentFields(content, contentType);
   const message: Message = { ...base, ...fields };
   const quotedMessageId = contextInfoOf(content, contentType)?.stanzaId;

@@ -79,6 +79,8 @@ export interface InboundContext {
   selfJid: string;
   /** Decrypted media bytes of a message (sandbox CA trusted when in sandbox mode). */
   download(message: WAMessage): Promise<Readable>;
+  /** A group's subject, which names its chat (undefined when unknown). */
+  groupSubject?(groupJid: string): Promise<string | undefined>;
 }
 
 type MessagesUpsert = BaileysEventMap['messages.upsert'];
@@ -329,7 +331,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     const eventDue = !message.fromMe || deliverFromMe;
     const [{ stored, moves }] = await Promise.all([
       putNewMessage(accountId, msg, message, eventDue),
-      updateChat(accountId, msg, message, unread),
+      updateChat(accountId, msg, message, unread, ctx),
     ]);
     if (!stored) {
       if (unread) await retractUnread(table, accountId, message.chatId);
@@ -342,9 +344,15 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
 
-  async function updateChat(accountId: string, msg: WAMessage, message: Message, unread: boolean) {
-    // A pushName names the sender: it names the chat only in a one-to-one chat, not for our own messages.
-    const name = !message.fromMe && message.from === message.chatId && msg.pushName ? msg.pushName : undefined;
+  async function updateChat(accountId: string, msg: WAMessage, message: Message, unread: boolean, ctx: InboundContext) {
+    // A pushName names the sender: it names the chat only in a one-to-one chat, not for our own
+    // messages; a group chat is named by the group's subject.
+    const name =
+      message.participant !== undefined
+        ? await ctx.groupSubject?.(message.chatId)
+        : !message.fromMe && message.from === message.chatId && msg.pushName
+          ? msg.pushName
+          : undefined;
     await recordChatActivity(table, accountId, {
       chatId: message.chatId,
       timestamp: message.timestamp,

@@ -27,6 +27,7 @@ import { publishQr, qrLifetimeMs, withdrawQr } from './qr-log.js';
 import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
+import { GroupSubjects } from './group-subjects.js';
 
 export interface AccountSessionDeps {
   accountId: string;
@@ -115,6 +116,8 @@ export class AccountSession {
   private readonly ownSends = new Map<string, number>();
   /** Decrypted messages are written here before their receipt (durable-decrypt.ts). */
   private readonly inbox: Inbox;
+  /** Names the account's group chats. */
+  private readonly groupSubjects: GroupSubjects;
   private replayTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: AccountSessionDeps) {
@@ -123,6 +126,7 @@ export class AccountSession {
     this.currentStatus = deps.recordedStatus;
     this.log = deps.logger.child({ accountId: deps.accountId });
     this.inbox = new Inbox(deps.table, deps.accountId, this.log);
+    this.groupSubjects = new GroupSubjects(deps.table, deps.accountId, this.log);
   }
 
   get status(): AccountStatus {
@@ -316,6 +320,7 @@ export class AccountSession {
           logger: this.log,
           reuploadRequest: sock.updateMediaMessage,
         }),
+      groupSubject: (groupJid) => this.groupSubjects.subjectOf(sock, groupJid),
     };
   }
 
@@ -336,6 +341,7 @@ export class AccountSession {
       makeSignalRepository: durable.makeSignalRepository,
     });
     durable.watch(sock.ws);
+    this.groupSubjects.watch(sock);
     const previous = this.dispatcher;
     this.sock = sock;
     this.dispatcher = attachDispatcher(sock, {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { jidSchema } from './jid.js';
+import { groupOperationSchema } from './group.js';
 
 /**
  * Commands from the functions to the connector (SQS FIFO body). One message group per account
@@ -129,6 +130,8 @@ const sendPresenceCommandSchema = z.object({
   type: z.literal('send_presence'),
   payload: z.object({ messageId: z.string(), to: jidSchema('to'), state: presenceStateSchema }),
 });
+/** A group operation (list, create, metadata, participants, update, invite, leave); the answer goes to a group request record. */
+const groupCommandSchema = z.object({ ...base, type: z.literal('group'), payload: groupOperationSchema });
 
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
@@ -148,6 +151,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   forwardMessageCommandSchema,
   markChatReadCommandSchema,
   sendPresenceCommandSchema,
+  groupCommandSchema,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];

@@ -34,6 +34,8 @@ export const messageSchema = z.object({
   timestamp: z.number().int(),
   type: messageTypeSchema,
   fromMe: z.boolean(),
+  /** Group messages: who wrote it (the same as `from`), so a webhook consumer needs no JID parsing. */
+  participant: z.string().optional(),
   text: z.string().optional(),
   hasMedia: z.boolean().optional(),
   mediaId: z.string().optional(),

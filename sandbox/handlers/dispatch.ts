@@ -7,6 +7,7 @@ import { handleMd } from './md.js';
 import { handleMessage } from './message.js';
 import { handleReceipt } from './receipt.js';
 import { handleChatstate, handlePresence } from './presence.js';
+import { handleGroupIq } from '../groups/iq.js';
 
 /** Routes one stanza of a logged-in device to its handler. Unknown iqs get an empty result so no client query stalls. */
 export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
@@ -40,6 +41,8 @@ function handleIq(ctx: StanzaContext, iq: BinaryNode): void {
       return handleUsync(ctx, iq);
     case 'md':
       return handleMd(ctx, iq);
+    case 'w:g2':
+      return handleGroupIq(ctx, iq);
     default:
       if (!handleSessionIq(ctx, iq)) ctx.send(iqResult(iq));
   }

@@ -1,6 +1,8 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import { child, children, type StanzaContext } from './context.js';
 import { parseUserJid, pnJid } from '../network/jids.js';
+import { handleGroupMessage } from '../groups/fanout.js';
+import { parseGroupJid } from '../groups/model.js';
 
 const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] as const;
 
@@ -13,6 +15,7 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
   const id = node.attrs.id;
   const to = node.attrs.to;
   if (!id || !to) return;
+  if (parseGroupJid(to)) return handleGroupMessage(ctx, node);
   const t = String(Math.floor(Date.now() / 1000));
   const destination = ctx.network.accounts.resolve(to);
   const deviceIdentity = child(node, 'device-identity');

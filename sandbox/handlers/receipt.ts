@@ -1,5 +1,7 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import { child, children, type StanzaContext } from './context.js';
+import { handleGroupReceipt } from '../groups/receipts.js';
+import { parseGroupJid } from '../groups/model.js';
 
 /** Receipt types that concern only the receiving side; nothing goes back to the sender. */
 const LOCAL_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'read-self', 'server-error']);
@@ -16,6 +18,7 @@ export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
   // A retry receipt asks for the message again: until it comes, the stanza stays kept.
   if (type !== 'retry') ctx.network.received(ctx.companion, [id, ...listedIds(node)]);
   if (type && LOCAL_TYPES.has(type)) return;
+  if (parseGroupJid(node.attrs.to)) return handleGroupReceipt(ctx, node);
   const origin = ctx.network.originOf(id);
   const addressed = ctx.network.accounts.resolve(node.attrs.to);
   const senderAccount = origin ? ctx.network.accounts.get(origin.phone) : addressed?.account;

@@ -4,6 +4,8 @@ import type { NoiseKeys } from '../certs.js';
 import { AccountRegistry } from './accounts.js';
 import type { Account, CompanionDevice } from './model.js';
 import { lidJid, pnJid } from './jids.js';
+import { GroupRegistry } from '../groups/registry.js';
+import { GroupReceiptLedger } from '../groups/receipts.js';
 import { awaitsReceipt, enforceKeptLimit, noteAck, noteReceipt, noteSent, requeueUnreceipted } from './delivery.js';
 
 /** What the network needs from a live client connection. */
@@ -35,6 +37,9 @@ const ORIGIN_LIMIT = 100_000;
  */
 export class Network {
   readonly accounts: AccountRegistry;
+  readonly groups: GroupRegistry;
+  /** Group receipts already forwarded (once per message, member and type). */
+  readonly groupReceipts = new GroupReceiptLedger();
   private readonly online = new Map<string, DeviceConnection>();
   /** Connections that got their offline backlog: only these receive stanzas live (keeps order). */
   private readonly flushed = new WeakSet<DeviceConnection>();
@@ -54,6 +59,7 @@ export class Network {
     readonly addressing: Addressing = 'pn',
   ) {
     this.accounts = new AccountRegistry(onChange);
+    this.groups = new GroupRegistry(onChange);
   }
 
   /** The JID (user, or device when given) that names `account` in delivered stanzas. */

@@ -34,6 +34,7 @@ function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): Co
     forward_message: handle,
     mark_chat_read: handle,
     send_presence: handle,
+    group: handle,
   };
 }
 

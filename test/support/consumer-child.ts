@@ -37,6 +37,7 @@ const handlers: CommandHandlers = {
   forward_message: never,
   mark_chat_read: never,
   send_presence: never,
+  group: never,
 };
 const consumer = startCommandConsumer({ queues, handlers, logger, waitSeconds: 1, drainMs: Number(process.env.CONSUMER_DRAIN_MS ?? 500) });
 logger.info('consumer started');

@@ -43,11 +43,16 @@ describe('mapInboundMessage: text', () => {
   it('gives messages sent from the phone (fromMe) the account as sender', () => {
     const { message } = expectMessage(map(waMessage({ conversation: 'mine' }, { fromMe: true })));
     expect(message).toMatchObject({ fromMe: true, from: SELF, chatId: PEER });
+    expect(message.participant).toBeUndefined();
   });
 
   it('uses the participant as sender in a group', () => {
     const msg = waMessage({ conversation: 'hi all' }, { remoteJid: GROUP, participant: '15550003333:2@s.whatsapp.net' });
-    expect(expectMessage(map(msg)).message).toMatchObject({ chatId: GROUP, from: '15550003333@s.whatsapp.net' });
+    expect(expectMessage(map(msg)).message).toMatchObject({
+      chatId: GROUP,
+      from: '15550003333@s.whatsapp.net',
+      participant: '15550003333@s.whatsapp.net',
+    });
   });
 
   it('unwraps ephemeral and view-once envelopes', () => {

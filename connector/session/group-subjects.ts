@@ -1,0 +1,55 @@
+import type { WASocket } from '@whiskeysockets/baileys';
+import type { Logger } from '../../core/logger.js';
+import { renameChat } from '../../core/store/chats.js';
+import type { Table } from '../../core/store/table.js';
+
+/** Subjects kept per session; beyond this the cache starts over (a metadata query refills it). */
+const SUBJECTS_LIMIT = 5_000;
+
+/**
+ * The subjects of an account's groups, which name its group chats: asked of WhatsApp once per
+ * group (a metadata query) and then kept current from Baileys' group events (creation, subject
+ * changes), which also rename the stored chat.
+ */
+export class GroupSubjects {
+  private readonly subjects = new Map<string, string>();
+
+  constructor(
+    private readonly table: Table,
+    private readonly accountId: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** The group's subject, or undefined when WhatsApp does not tell (left, or no answer). */
+  async subjectOf(sock: WASocket, groupJid: string): Promise<string | undefined> {
+    const known = this.subjects.get(groupJid);
+    if (known !== undefined) return known;
+    try {
+      const { subject } = await sock.groupMetadata(groupJid);
+      this.remember(groupJid, subject);
+      return subject;
+    } catch (error) {
+      this.log.debug({ err: error, groupJid }, 'group subject unavailable');
+      return undefined;
+    }
+  }
+
+  watch(sock: WASocket): void {
+    const onChange = (groups: { id?: string; subject?: string }[]) => {
+      for (const { id, subject } of groups) {
+        if (!id || !subject || this.subjects.get(id) === subject) continue;
+        this.remember(id, subject);
+        renameChat(this.table, this.accountId, id, subject).catch((error: unknown) =>
+          this.log.warn({ err: error, groupJid: id }, 'renaming the group chat failed'),
+        );
+      }
+    };
+    sock.ev.on('groups.upsert', onChange);
+    sock.ev.on('groups.update', onChange);
+  }
+
+  private remember(groupJid: string, subject: string): void {
+    if (this.subjects.size >= SUBJECTS_LIMIT) this.subjects.clear();
+    this.subjects.set(groupJid, subject);
+  }
+}
