@@ -73,14 +73,9 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
     const [connectors, leases] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
     const plan = planShare({ me: ownerId, connectors, leases, shardCount, now: Date.now() });
     for (const shard of plan.give) await giveUp(shard, 'rebalance');
-    const acquired: number[] = [];
-    for (const shard of plan.take) {
-      if (stopped) break;
-      if (await acquireShard(table, shard, ownerId, leaseTtlMs)) {
-        owned.add(shard);
-        acquired.push(shard);
-      }
-    }
+    const won = stopped ? [] : await Promise.all(plan.take.map((shard) => acquireShard(table, shard, ownerId, leaseTtlMs)));
+    const acquired = plan.take.filter((_, index) => won[index]);
+    for (const shard of acquired) owned.add(shard);
     if (acquired.length > 0) {
       logger.info({ shards: acquired, owned: owned.size, connectors: connectors.length }, 'shards acquired');
       await deps.onAcquired(acquired);

@@ -13,7 +13,8 @@ interface Statement {
 const scratch = createSynthDirectory();
 let gateway: SynthesizedGateway;
 let template: Template;
-let ids: { table: string; bucket: string; commandQueue: string; webhookQueue: string; webhookDeadLetterQueue: string };
+let ids: { table: string; bucket: string; commandQueues: string[]; webhookQueue: string; webhookDeadLetterQueue: string };
+const arnsOf = (...logicalIds: string[]) => logicalIds.map((id) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] })).sort();
 
 beforeAll(() => {
   gateway = synthGateway({}, { outdir: scratch.outdir, bundle: scratch.placeholderBundle });
@@ -22,7 +23,7 @@ beforeAll(() => {
   ids = {
     table: logicalIdOf(resources.table),
     bucket: logicalIdOf(resources.bucket),
-    commandQueue: logicalIdOf(resources.commandQueue),
+    commandQueues: resources.commandQueues.map(logicalIdOf),
     webhookQueue: logicalIdOf(resources.webhookQueue),
     webhookDeadLetterQueue: logicalIdOf(resources.webhookDeadLetterQueue ?? resources.webhookQueue),
   };
@@ -103,7 +104,9 @@ describe('API function role', () => {
   it('SQS: sends commands only; never touches the webhook queue or receives', () => {
     const sqsActions = [...grants.keys()].filter((a) => a.startsWith('sqs:')).sort();
     expect(sqsActions).toEqual(['sqs:GetQueueUrl', 'sqs:SendMessage']);
-    expect(grants.get('sqs:SendMessage')).toEqual([JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] })]);
+    // Every shard's command queue (docs/design.md, Scale-out), and nothing else.
+    expect(ids.commandQueues).toHaveLength(32);
+    expect(grants.get('sqs:SendMessage')?.sort()).toEqual(arnsOf(...ids.commandQueues));
   });
 
   it('S3: writes under uploads/, reads under media/, deletes and lists only under accounts/', () => {
@@ -128,10 +131,9 @@ describe('connector task role', () => {
   });
 
   it('consumes commands without sending them; sends and consumes webhook events', () => {
-    const commandQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] });
     const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
     for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
-      expect(grants.get(`sqs:${action}`)?.sort()).toEqual([commandQueueArn, webhookQueueArn].sort());
+      expect(grants.get(`sqs:${action}`)?.sort()).toEqual(arnsOf(...ids.commandQueues, ids.webhookQueue));
     }
     const webhookDeadLetterArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookDeadLetterQueue, 'Arn'] });
     // Given-up events are moved to the dead-letter queue by the worker itself.
