@@ -13,6 +13,9 @@ import { sendHandlers } from './commands/send-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import { startShardBalancer } from './ownership/shard-balancer.js';
+import { ConnectorMetrics } from './metrics/connector-metrics.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
+import { startEmfLines } from './metrics/emf.js';
 import { ShardCommands } from './ownership/shard-commands.js';
 import { shardOf } from '../core/shards.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
@@ -46,6 +49,8 @@ export interface Connector {
   registry: SessionRegistry;
   /** The shards this connector owns now (scale-out). */
   shards: ReadonlySet<number>;
+  /** Prometheus metrics, when METRICS_PORT is set. */
+  metricsUrl?: string;
   /**
    * Stops consuming (commands received but not started go back to the queue at once), lets
    * commands and webhook POSTs in flight finish (6 s and 5 s at most), closes the sockets in
@@ -68,7 +73,14 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const mediaStore = mediaStoreOf(config, clients);
   const queues = createQueues(config, clients, logger);
   const network = networkOptionsFrom(config);
-  const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger, queues });
+  const sessionStatuses = () => registry.accountIds().flatMap((id) => registry.get(id)?.status ?? []);
+  const metrics = new ConnectorMetrics({
+    shardsOwned: () => ownedShards.size,
+    sessionStatuses,
+    sqs: clients.sqs,
+    webhookQueueUrl: () => queues.webhookQueueUrl(),
+  });
+  const inbound = metrics.wrapInbound(deps.inbound ?? createInboundPipeline({ config, clients, logger, queues }));
   const timing: OwnershipTiming = {
     leaseTtlMs: config.LEASE_TTL_MS,
     renewEveryMs: config.LEASE_RENEW_MS,
@@ -92,7 +104,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 
   await registry.begin();
-  const handlers: CommandHandlers = {
+  const handlers: CommandHandlers = metrics.wrapHandlers({
     ...lifecycleHandlers({ table, mediaStore, registry, ownership, logger }),
     ...sendHandlers({
       table,
@@ -104,7 +116,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
     ...pairingHandlers({ table, registry, ownership, logger }),
-  };
+  });
   const commands = new ShardCommands({
     queues,
     handlers,
@@ -133,6 +145,10 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   });
 
   const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
+  if (metricsServer) logger.info({ url: metricsServer.url }, 'metrics served');
+  const stopEmf = config.METRICS_EMF ? startEmfLines(metrics) : undefined;
   logger.info({ ownerId: ownership.ownerId, shards: ownedShards.size, accounts: registry.accountIds().length }, 'connector started');
 
   let stopping: Promise<void> | undefined;
@@ -140,6 +156,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ownerId: ownership.ownerId,
     registry,
     shards: ownedShards,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     stop() {
       stopping ??= (async () => {
         logger.info('connector stopping');
@@ -151,6 +168,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
         await registry.closeAll();
         // Webhook events and acks still lingering for a batch go out before the process exits.
         await queues.flush();
+        stopEmf?.();
+        await metricsServer?.close();
         logger.info('connector stopped');
       })();
       return stopping;
