@@ -50,29 +50,41 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   let rounds = 0;
   let timer: NodeJS.Timeout | undefined;
 
-  const giveUp = async (shard: number, why: 'rebalance' | 'lost' | 'stop') => {
+  /** Shards being handed over: still renewed (a slow hand-over must not let them expire), never planned with. */
+  const releasing = new Map<number, Promise<void>>();
+  const giveUp = (shard: number, why: 'rebalance' | 'lost' | 'stop'): Promise<void> => {
     owned.delete(shard);
-    try {
-      await deps.onReleasing(shard);
-    } catch (error) {
-      logger.error({ err: error, shard }, 'handing a shard over failed');
-    }
-    if (why !== 'lost') await releaseShard(table, shard, ownerId);
-    logger.info({ shard, why }, 'shard given up');
+    const existing = releasing.get(shard);
+    if (existing) return existing;
+    const work = (async () => {
+      try {
+        await deps.onReleasing(shard);
+      } catch (error) {
+        logger.error({ err: error, shard }, 'handing a shard over failed');
+      }
+      if (why !== 'lost') await releaseShard(table, shard, ownerId);
+      logger.info({ shard, why }, 'shard given up');
+    })().finally(() => releasing.delete(shard));
+    releasing.set(shard, work);
+    return work;
   };
 
   async function round(): Promise<void> {
     const now = Date.now();
     await beat(table, ownerId, leaseTtlMs, now);
-    for (const shard of [...owned]) {
+    for (const shard of [...owned, ...releasing.keys()]) {
       if (await renewShard(table, shard, ownerId, leaseTtlMs, now)) continue;
+      if (!owned.has(shard)) continue;
       logger.warn({ shard }, 'shard lease lost to another connector');
-      await giveUp(shard, 'lost');
+      void giveUp(shard, 'lost');
     }
     if (stopped) return;
-    const [connectors, leases] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
+    const [connectors, found] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
+    // A shard being handed over counts for nobody: not mine any more, and not free yet.
+    const leases = found.map((lease) => (releasing.has(lease.shard) ? { ...lease, owner: '' } : lease));
     const plan = planShare({ me: ownerId, connectors, leases, shardCount, now: Date.now() });
-    for (const shard of plan.give) await giveUp(shard, 'rebalance');
+    // Hand-overs run beside the rounds, so that renewals never wait for one.
+    for (const shard of plan.give) void giveUp(shard, 'rebalance');
     const won = stopped ? [] : await Promise.all(plan.take.map((shard) => acquireShard(table, shard, ownerId, leaseTtlMs)));
     const acquired = plan.take.filter((_, index) => won[index]);
     for (const shard of acquired) owned.add(shard);
@@ -102,7 +114,7 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       stopped = true;
       clearTimeout(timer);
       await current;
-      await Promise.all([...owned].map((shard) => giveUp(shard, 'stop')));
+      await Promise.all([...[...owned].map((shard) => giveUp(shard, 'stop')), ...releasing.values()]);
       await removeHeartbeat(table, ownerId).catch((error: unknown) => logger.warn({ err: error }, 'removing the heartbeat failed'));
     },
   };
