@@ -6,7 +6,6 @@ import { createQueues } from '../core/queues.js';
 import { tableOf } from '../core/store/table.js';
 import { installConsoleCapture } from './console-capture.js';
 import { createInboundPipeline } from './inbound/pipeline.js';
-import { startCommandConsumer } from './commands/consumer.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
 import { pairingHandlers } from './commands/pairing-handlers.js';
@@ -14,7 +13,13 @@ import { groupHandlers } from './commands/group-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
 import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
-import { DEFAULT_OWNERSHIP_TIMING, newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
+import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
+import { startShardBalancer } from './ownership/shard-balancer.js';
+import { ConnectorMetrics } from './metrics/connector-metrics.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
+import { startEmfLines } from './metrics/emf.js';
+import { ShardCommands } from './ownership/shard-commands.js';
+import { shardOf } from '../core/shards.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
 import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
@@ -29,7 +34,7 @@ export interface ConnectorDeps {
    * (a container's or CI's output is a log, not a screen: the QR is in its structured line there).
    */
   printTerminalQr?: (text: string) => void;
-  /** Lease timings (tests shorten them). */
+  /** Lease timings (default: LEASE_TTL_MS, LEASE_RENEW_MS, OWNERSHIP_SCAN_MS of the config). */
   ownership?: Partial<OwnershipTiming>;
   /** Long-poll seconds of the command consumer (default 2: a stop waits for the receive out). */
   commandWaitSeconds?: number;
@@ -47,6 +52,10 @@ export interface Connector {
   /** This process's name in lease records. */
   ownerId: string;
   registry: SessionRegistry;
+  /** The shards this connector owns now (scale-out). */
+  shards: ReadonlySet<number>;
+  /** Prometheus metrics, when METRICS_PORT is set. */
+  metricsUrl?: string;
   /**
    * Stops consuming (commands received but not started go back to the queue at once), lets
    * commands and webhook POSTs in flight finish (6 s and 5 s at most), closes the sockets in
@@ -70,8 +79,25 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const queues = createQueues(config, clients, logger);
   const configured = networkOptionsFrom(config);
   const network = deps.qrTimeoutMs ? { ...configured, socket: { ...configured.socket, qrTimeout: deps.qrTimeoutMs } } : configured;
-  const inbound = deps.inbound ?? createInboundPipeline({ config, clients, logger, queues });
-  const ownership = new Ownership(table, newOwnerId(), { ...DEFAULT_OWNERSHIP_TIMING, ...deps.ownership });
+  const sessionStatuses = () => registry.accountIds().flatMap((id) => registry.get(id)?.status ?? []);
+  const metrics = new ConnectorMetrics({
+    shardsOwned: () => ownedShards.size,
+    sessionStatuses,
+    sqs: clients.sqs,
+    webhookQueueUrl: () => queues.webhookQueueUrl(),
+  });
+  const inbound = metrics.wrapInbound(deps.inbound ?? createInboundPipeline({ config, clients, logger, queues }));
+  const timing: OwnershipTiming = {
+    leaseTtlMs: config.LEASE_TTL_MS,
+    renewEveryMs: config.LEASE_RENEW_MS,
+    scanEveryMs: config.OWNERSHIP_SCAN_MS,
+    ...deps.ownership,
+  };
+  const ownership = new Ownership(table, newOwnerId(), timing);
+  const shardCount = config.COMMAND_SHARDS;
+  // Kept up to date by the shard balancer: an account is this connector's when its shard is.
+  const ownedShards = new Set<number>();
+  const isMine = (accountId: string) => ownedShards.has(shardOf(accountId, shardCount));
   const registry = new SessionRegistry({
     table,
     network,
@@ -80,6 +106,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     logger,
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
     events: sessionEvents(queues, logger),
+    isMine,
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 
@@ -93,7 +120,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     logger,
     waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
   };
-  const handlers: CommandHandlers = {
+  const handlers: CommandHandlers = metrics.wrapHandlers({
     ...lifecycleHandlers({ table, mediaStore, registry, ownership, logger }),
     ...sendHandlers(sendDeps),
     ...pairingHandlers({ table, registry, ownership, logger }),
@@ -105,30 +132,60 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       logger,
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
-  };
-  const consumer = startCommandConsumer({
+  });
+  const commands = new ShardCommands({
     queues,
     handlers,
     logger,
     ...(deps.commandWaitSeconds !== undefined ? { waitSeconds: deps.commandWaitSeconds } : {}),
   });
+  // Hand-over order (docs/design.md, Scale-out): a shard's accounts are resumed before its queue
+  // is polled, so that its first commands find their sessions; on release its commands stop
+  // first, then its sockets close and their leases go, then the shard lease.
+  const shards = await startShardBalancer({
+    table,
+    ownerId: ownership.ownerId,
+    shardCount,
+    leaseTtlMs: timing.leaseTtlMs,
+    everyMs: timing.renewEveryMs,
+    logger,
+    owned: ownedShards,
+    async onAcquired(acquired) {
+      await registry.resume();
+      for (const shard of acquired) commands.start(shard);
+    },
+    async onReleasing(shard) {
+      await commands.stop(shard);
+      await registry.handOver((accountId) => shardOf(accountId, shardCount) === shard);
+    },
+  });
+
   const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
-  logger.info({ ownerId: ownership.ownerId, accounts: registry.accountIds().length }, 'connector started');
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
+  if (metricsServer) logger.info({ url: metricsServer.url }, 'metrics served');
+  const stopEmf = config.METRICS_EMF ? startEmfLines(metrics) : undefined;
+  logger.info({ ownerId: ownership.ownerId, shards: ownedShards.size, accounts: registry.accountIds().length }, 'connector started');
 
   let stopping: Promise<void> | undefined;
   return {
     ownerId: ownership.ownerId,
     registry,
+    shards: ownedShards,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
     stop() {
       stopping ??= (async () => {
         logger.info('connector stopping');
         // Before anything that waits (the consumer's long poll, commands in flight): a reconnect
         // firing during that wait would open a new socket in a process that is going away.
         registry.haltReconnects();
-        await Promise.all([consumer.stop(), webhooks?.stop()]);
+        // Each shard: its commands stop, its sockets close, its leases go; then the heartbeat.
+        await Promise.all([shards.stop(), webhooks?.stop()]);
         await registry.closeAll();
         // Webhook events and acks still lingering for a batch go out before the process exits.
         await queues.flush();
+        stopEmf?.();
+        await metricsServer?.close();
         logger.info('connector stopped');
       })();
       return stopping;

@@ -39,6 +39,37 @@ export const configSchema = z.object({
   /** When set (existing infrastructure, CDK outputs), used as is instead of resolving by name. */
   COMMAND_QUEUE_URL: optionalString.describe('Command queue URL, used as is instead of resolving the name (CDK outputs)'),
   WEBHOOK_QUEUE_URL: optionalString.describe('Webhook queue URL, used as is instead of resolving the name'),
+  /**
+   * Scale-out (docs/design.md, Scale-out): accounts hash to COMMAND_SHARDS shards; each shard has
+   * its own FIFO command queue and a lease that one connector holds. Changing it moves accounts
+   * to other queues: drain the command queues first.
+   */
+  COMMAND_SHARDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(32)
+    .describe(
+      'Shards accounts hash to: each has its own FIFO command queue (`<COMMAND_QUEUE_NAME>-<n>.fifo`) and one owning connector; `1`: the single queue `COMMAND_QUEUE_NAME`',
+    ),
+  CONNECTORS: positiveInt(1).describe('`npm start` only: connector processes to run (`1`: the connector runs in the same process)'),
+  LEASE_TTL_MS: positiveInt(20_000).describe(
+    "How long a connector's shard, account and heartbeat leases last unrenewed: the takeover time after a connector dies",
+  ),
+  LEASE_RENEW_MS: positiveInt(5_000).describe(
+    'How often a connector renews its leases and heartbeat and rebalances shards (well under LEASE_TTL_MS)',
+  ),
+  OWNERSHIP_SCAN_MS: positiveInt(5_000).describe('How often a connector looks for accounts of its shards that no connector runs'),
+  METRICS_PORT: optionalPort.describe(
+    'Connector: serve Prometheus metrics on this port at `/metrics` (unset: no server; `0`: any free port)',
+  ),
+  METRICS_EMF: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
+    .transform((v) => v === 'true')
+    .describe(
+      '`true`: the connector also logs its metrics every minute as CloudWatch Embedded Metric Format lines (the CDK stack sets it)',
+    ),
   /** Create the table, bucket and queues at start when absent (local stacks; off on AWS). */
   CREATE_RESOURCES: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())

@@ -128,6 +128,11 @@ export const webhookKey = (url: string, accountId?: string): Key => ({
 });
 
 export const leaseKey = (accountId: string): Key => ({ pk: `LEASE#${accountId}`, sk: 'LEASE' });
+/** Scale-out: one partition each for the connectors' heartbeats and the shard leases, read with one Query. */
+export const CONNECTORS_PARTITION = 'CONNECTORS';
+export const connectorKey = (connectorId: string): Key => ({ pk: CONNECTORS_PARTITION, sk: `CONNECTOR#${connectorId}` });
+export const SHARDS_PARTITION = 'SHARDS';
+export const shardLeaseKey = (shard: number): Key => ({ pk: SHARDS_PARTITION, sk: `SHARD#${String(shard).padStart(3, '0')}` });
 
 /** S3 object keys, all under the account's prefix so that deletion is one prefix sweep. */
 export const accountObjectPrefix = (accountId: string) => `accounts/${accountId}/`;

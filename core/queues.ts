@@ -12,12 +12,13 @@ import type { AwsClients } from './aws.js';
 import type { Config } from './config.js';
 import { logger as rootLogger, type Logger } from './logger.js';
 import { commandSchema, type Command } from './schemas/command.js';
+import { shardOf, shardQueueName, shardQueueUrl } from './shards.js';
 import { queueBatches } from './sqs-batches.js';
 import { webhookEventSchema, type WebhookEvent } from './schemas/webhook-event.js';
 
 /**
- * The two queues: commands (FIFO, one message group per account, deduplicated by command id)
- * and webhook events (standard; sends and acks grouped into batch requests, sqs-batches.ts,
+ * The queues: commands (FIFO, one queue per shard, core/shards.ts; one message group per
+ * account, deduplicated by command id) and webhook events (standard; sends and acks grouped into batch requests, sqs-batches.ts,
  * each caller still awaiting its own message). Queue URLs come from the config when given, otherwise they are
  * resolved by name once and cached.
  */
@@ -37,13 +38,20 @@ interface ReceiveOptions {
   abortSignal?: AbortSignal;
 }
 
-export interface Queues {
+/** One shard's command queue; `sendCommand` routes by the command's account (its own shard). */
+interface CommandQueue {
   sendCommand(command: Command): Promise<void>;
   receiveCommands(options?: ReceiveOptions): Promise<Received<Command>[]>;
   ackCommand(receiptHandle: string): Promise<void>;
   changeCommandVisibility(receiptHandle: string, seconds: number): Promise<void>;
   /** One visibility for many commands (batch requests of 10); answers the handles SQS refused. */
   changeCommandVisibilities(receiptHandles: string[], seconds: number): Promise<string[]>;
+}
+
+/** The top-level command methods are those of shard 0 (the only one with COMMAND_SHARDS=1). */
+export interface Queues extends CommandQueue {
+  /** The command queue of one shard, for the connector that owns it. */
+  commandQueue(shard: number): CommandQueue;
   sendWebhookEvent(event: WebhookEvent, delaySeconds?: number): Promise<void>;
   receiveWebhookEvents(options?: ReceiveOptions): Promise<Received<WebhookEvent>[]>;
   ackWebhookEvent(receiptHandle: string): Promise<void>;
@@ -74,7 +82,18 @@ function cachedUrl(sqs: SQSClient, given: string | undefined, name: string): () 
 
 export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, log: Logger = rootLogger): Queues {
   const { sqs } = clients;
-  const commandQueueUrl = cachedUrl(sqs, config.COMMAND_QUEUE_URL, config.COMMAND_QUEUE_NAME);
+  const shardCount = config.COMMAND_SHARDS;
+  const shardUrls = new Map<number, () => Promise<string>>();
+  const commandQueueUrlOf = (shard: number) => {
+    let url = shardUrls.get(shard);
+    if (!url) {
+      const given = config.COMMAND_QUEUE_URL ? shardQueueUrl(config.COMMAND_QUEUE_URL, shard, shardCount) : undefined;
+      url = cachedUrl(sqs, given, shardQueueName(config.COMMAND_QUEUE_NAME, shard, shardCount));
+      shardUrls.set(shard, url);
+    }
+    return url();
+  };
+  const commandQueueUrl = () => commandQueueUrlOf(0);
   const webhookQueueUrl = cachedUrl(sqs, config.WEBHOOK_QUEUE_URL, config.WEBHOOK_QUEUE_NAME);
   const webhookBatches = queueBatches(sqs, webhookQueueUrl);
 
@@ -143,25 +162,38 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
     return refused;
   };
 
+  async function sendCommand(command: Command): Promise<void> {
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: await commandQueueUrlOf(shardOf(command.accountId, shardCount)),
+        MessageBody: toQueueBody(commandSchema.parse(command)),
+        MessageGroupId: command.accountId,
+        MessageDeduplicationId: command.commandId,
+      }),
+    );
+  }
+  const commandQueues = new Map<number, CommandQueue>();
+  const commandQueue = (shard: number): CommandQueue => {
+    let queue = commandQueues.get(shard);
+    if (!queue) {
+      const url = () => commandQueueUrlOf(shard);
+      queue = {
+        sendCommand,
+        receiveCommands: async (options = {}) => receive(await url(), commandSchema, options),
+        ackCommand: (receiptHandle) => ack(url(), receiptHandle),
+        changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(url(), receiptHandle, seconds),
+        changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(url(), receiptHandles, seconds),
+      };
+      commandQueues.set(shard, queue);
+    }
+    return queue;
+  };
+
   return {
+    ...commandQueue(0),
+    commandQueue,
     commandQueueUrl,
     webhookQueueUrl,
-    async sendCommand(command) {
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: await commandQueueUrl(),
-          MessageBody: toQueueBody(commandSchema.parse(command)),
-          MessageGroupId: command.accountId,
-          MessageDeduplicationId: command.commandId,
-        }),
-      );
-    },
-    async receiveCommands(options = {}) {
-      return receive(await commandQueueUrl(), commandSchema, options);
-    },
-    ackCommand: (receiptHandle) => ack(commandQueueUrl(), receiptHandle),
-    changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(commandQueueUrl(), receiptHandle, seconds),
-    changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(commandQueueUrl(), receiptHandles, seconds),
     async sendWebhookEvent(event, delaySeconds) {
       await webhookBatches.send({ body: toQueueBody(webhookEventSchema.parse(event)), ...(delaySeconds ? { delaySeconds } : {}) });
     },

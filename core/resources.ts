@@ -5,6 +5,7 @@ import type { AwsClients } from './aws.js';
 import type { Config } from './config.js';
 import { GSI1 } from './keys.js';
 import { logger as rootLogger, type Logger } from './logger.js';
+import { shardQueueName } from './shards.js';
 
 /** Deliveries before a command moves to its dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
@@ -129,12 +130,18 @@ async function ensureQueues(config: Config, { sqs }: AwsClients, log: Logger): P
 
   const commands = (async () => {
     if (config.COMMAND_QUEUE_URL) return;
-    const dlq = await create(config.COMMAND_DLQ_NAME, { ...fifo, MessageRetentionPeriod: retention });
-    await create(config.COMMAND_QUEUE_NAME, {
-      ...fifo,
-      VisibilityTimeout: String(COMMAND_VISIBILITY_SECONDS),
-      RedrivePolicy: redrive(await arnOf(dlq), MAX_RECEIVE_COUNT),
-    });
+    const dlqArn = await arnOf(await create(config.COMMAND_DLQ_NAME, { ...fifo, MessageRetentionPeriod: retention }));
+    // One queue per shard (core/shards.ts), all sharing the one dead-letter queue.
+    const shards = Array.from({ length: config.COMMAND_SHARDS }, (_, shard) => shard);
+    await Promise.all(
+      shards.map((shard) =>
+        create(shardQueueName(config.COMMAND_QUEUE_NAME, shard, config.COMMAND_SHARDS), {
+          ...fifo,
+          VisibilityTimeout: String(COMMAND_VISIBILITY_SECONDS),
+          RedrivePolicy: redrive(dlqArn, MAX_RECEIVE_COUNT),
+        }),
+      ),
+    );
   })();
   const webhooks = (async () => {
     if (config.WEBHOOK_QUEUE_URL) return;

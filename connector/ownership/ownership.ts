@@ -12,8 +12,6 @@ export interface OwnershipTiming {
   scanEveryMs: number;
 }
 
-export const DEFAULT_OWNERSHIP_TIMING: OwnershipTiming = { leaseTtlMs: 20_000, renewEveryMs: 5_000, scanEveryMs: 5_000 };
-
 /** A connector's identity in lease records: readable in logs, unique per process start. */
 export function newOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;

@@ -18,6 +18,8 @@ export interface SessionRegistryDeps {
   logger: Logger;
   printTerminalQr: (text: string) => void;
   events: SessionEvents;
+  /** Scale-out: whether the account's shard is this connector's (unset: every account is). */
+  isMine?: (accountId: string) => boolean;
 }
 
 export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | 'account_not_found';
@@ -102,6 +104,7 @@ export class SessionRegistry {
     return this.perAccount.run(accountId, async () => {
       if (this.closing) return 'owned_elsewhere';
       if (this.sessions.has(accountId)) return 'already_running';
+      if (this.deps.isMine && !this.deps.isMine(accountId)) return 'owned_elsewhere';
       const account = await findAccount(this.deps.table, accountId, true);
       if (!account) return 'account_not_found';
       if (!(await holdsItsCollection(this.deps.table, account))) {
@@ -190,21 +193,37 @@ export class SessionRegistry {
     this.closing = true;
     clearInterval(this.renewTimer);
     clearInterval(this.scanTimer);
+    await this.handOver(() => true);
+  }
+
+  /** Starts the accounts that should run here and nobody runs now (after shards were acquired). */
+  resume(): Promise<void> {
+    return this.scanForUnownedAccounts();
+  }
+
+  /**
+   * Graceful hand-over of the accounts `which` selects (their shard goes to another connector):
+   * sockets closed, status `reconnecting` until the next owner resumes them, leases released so
+   * that it can at once. The caller has stopped their commands first.
+   */
+  async handOver(which: (accountId: string) => boolean): Promise<void> {
     await Promise.all(
-      this.accountIds().map((accountId) =>
-        this.perAccount
-          .run(accountId, async () => {
-            await this.remove(accountId, {
-              close: 'stop',
-              final: (session) =>
-                session.status !== 'not_started' && session.status !== 'logged_out'
-                  ? { status: 'reconnecting', reason: 'connection_lost' }
-                  : undefined,
-              release: true,
-            });
-          })
-          .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
-      ),
+      this.accountIds()
+        .filter(which)
+        .map((accountId) =>
+          this.perAccount
+            .run(accountId, async () => {
+              await this.remove(accountId, {
+                close: 'stop',
+                final: (session) =>
+                  session.status !== 'not_started' && session.status !== 'logged_out'
+                    ? { status: 'reconnecting', reason: 'connection_lost' }
+                    : undefined,
+                release: true,
+              });
+            })
+            .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
+        ),
     );
   }
 
@@ -245,7 +264,10 @@ export class SessionRegistry {
     if (this.closing) return;
     try {
       const accounts = await listAccounts(this.deps.table);
-      const candidates = accounts.filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id)).map((a) => a._id);
+      const isMine = this.deps.isMine ?? (() => true);
+      const candidates = accounts
+        .filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id) && isMine(a._id))
+        .map((a) => a._id);
       const unowned = await this.deps.ownership.unowned(candidates);
       this.deps.logger.debug({ accounts: accounts.length, candidates, unowned }, 'ownership scan');
       for (const accountId of unowned) {

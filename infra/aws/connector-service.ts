@@ -15,13 +15,21 @@ export interface ConnectorServiceProps {
   readonly vpc: ec2.IVpc;
   readonly settings: Pick<
     GatewaySettings,
-    'connectorArchitecture' | 'connectorDesiredCount' | 'connectorCpu' | 'connectorMemoryMiB' | 'logLevel' | 'webhookAllowPrivate'
+    | 'connectorArchitecture'
+    | 'connectorDesiredCount'
+    | 'connectorMinCount'
+    | 'connectorMaxCount'
+    | 'connectorCpu'
+    | 'connectorMemoryMiB'
+    | 'logLevel'
+    | 'webhookAllowPrivate'
   >;
 }
 
 /**
- * The connector on Fargate: no inbound port, egress to WhatsApp and AWS only. Several tasks may
- * run; the per-account lease in DynamoDB keeps one socket per account.
+ * The connector on Fargate: no inbound port, egress to WhatsApp and AWS only. Several tasks
+ * share the accounts through shard leases (docs/design.md, Scale-out); the service scales on
+ * memory between connectorMinCount and connectorMaxCount tasks.
  */
 export class ConnectorService extends Construct {
   readonly cluster: ecs.Cluster;
@@ -58,6 +66,8 @@ export class ConnectorService extends Construct {
       environment: {
         ...runtimeEnvironment(props.resources, settings),
         AWS_REGION: Stack.of(this).region,
+        // Operations metrics as Embedded Metric Format log lines (CloudWatch extracts them).
+        METRICS_EMF: 'true',
       },
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'connector', logGroup: this.logGroup }),
       readonlyRootFilesystem: true,
@@ -85,5 +95,16 @@ export class ConnectorService extends Construct {
       minHealthyPercent: 100,
       maxHealthyPercent: 200,
     });
+    if (settings.connectorMaxCount > settings.connectorMinCount) {
+      // Memory is what accounts cost a connector (idle sockets, signal sessions); a new task gets
+      // its share of the shards within about 30 s, a removed one hands its shards over on SIGTERM.
+      const scaling = this.service.autoScaleTaskCount({ minCapacity: settings.connectorMinCount, maxCapacity: settings.connectorMaxCount });
+      scaling.scaleOnMemoryUtilization('Memory', {
+        targetUtilizationPercent: 70,
+        scaleOutCooldown: Duration.minutes(2),
+        // Scaling in moves accounts (a reconnect each): not more often than this.
+        scaleInCooldown: Duration.minutes(15),
+      });
+    }
   }
 }

@@ -35,6 +35,7 @@ export class GatewayStack extends Stack {
       retainData: settings.retainData,
     });
     const queues = new GatewayQueues(this, 'Queues', {
+      commandShards: settings.commandShards,
       existingCommandQueueUrl: settings.existingCommandQueueUrl,
       existingWebhookQueueUrl: settings.existingWebhookQueueUrl,
       existingWebhookDeadLetterQueueUrl: settings.existingWebhookDeadLetterQueueUrl,
@@ -43,11 +44,14 @@ export class GatewayStack extends Stack {
       table: data.table,
       bucket: data.bucket,
       commandQueue: queues.commandQueue,
+      commandQueues: queues.commandQueues,
+      commandQueueBase: queues.commandQueueBase,
       webhookQueue: queues.webhookQueue,
       ...(queues.webhookDeadLetterQueue ? { webhookDeadLetterQueue: queues.webhookDeadLetterQueue } : {}),
     };
     const alarms = new DeadLetterAlarms(this, 'Alarms', {
       deadLetterQueues: queues.deadLetterQueues,
+      webhookQueue: queues.webhookQueue,
       alarmEmail: settings.alarmEmail,
     });
 

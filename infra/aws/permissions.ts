@@ -38,6 +38,11 @@ const queueConsumerActions = [
   'sqs:GetQueueAttributes',
 ] as const;
 
+/** Every shard's command queue (docs/design.md, Scale-out). */
+function commandQueueArns(resources: GatewayResources): string[] {
+  return resources.commandQueues.map((queue) => queue.queueArn);
+}
+
 function indexArn(resources: GatewayResources): string {
   return `${resources.table.tableArn}/index/${tableSchema.index.name}`;
 }
@@ -58,7 +63,7 @@ function grantListAccounts(grantee: iam.IGrantable, resources: GatewayResources)
 export function grantApiPermissions(grantee: iam.IGrantable, resources: GatewayResources): void {
   grant(grantee, apiTableActions, [resources.table.tableArn]);
   grant(grantee, apiIndexActions, [indexArn(resources)]);
-  grant(grantee, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [resources.commandQueue.queueArn]);
+  grant(grantee, ['sqs:SendMessage', 'sqs:GetQueueUrl'], commandQueueArns(resources));
   // A webhook replay enqueues events (SendMessageBatch is authorized as SendMessage); the queue's
   // URL is in the environment, and the API never receives or deletes them.
   grant(grantee, ['sqs:SendMessage'], [resources.webhookQueue.queueArn]);
@@ -73,7 +78,7 @@ export function grantApiPermissions(grantee: iam.IGrantable, resources: GatewayR
 export function grantConnectorPermissions(grantee: iam.IGrantable, resources: GatewayResources): void {
   grant(grantee, connectorTableActions, [resources.table.tableArn]);
   grant(grantee, connectorIndexActions, [indexArn(resources)]);
-  grant(grantee, queueConsumerActions, [resources.commandQueue.queueArn]);
+  grant(grantee, queueConsumerActions, commandQueueArns(resources));
   // The connector both produces webhook events and delivers them.
   grant(grantee, ['sqs:SendMessage', ...queueConsumerActions], [resources.webhookQueue.queueArn]);
   // Events given up after the last delivery attempt are moved to the dead-letter queue directly.

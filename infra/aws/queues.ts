@@ -1,6 +1,7 @@
-import { Arn, Duration, Stack } from 'aws-cdk-lib';
+import { Arn, Aws, Duration, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { shardQueueName } from '../../core/shards.js';
 import {
   COMMAND_VISIBILITY_SECONDS,
   MAX_RECEIVE_COUNT,
@@ -12,6 +13,8 @@ import {
 const deadLetterRetention = Duration.days(14);
 
 export interface GatewayQueuesProps {
+  /** Command queues to create, one per shard (core/shards.ts); 1 with an existing queue. */
+  readonly commandShards: number;
   readonly existingCommandQueueUrl?: string;
   readonly existingWebhookQueueUrl?: string;
   readonly existingWebhookDeadLetterQueueUrl?: string;
@@ -28,7 +31,15 @@ export interface OwnedDeadLetterQueue {
  * and the standard webhook-event queue, each with its dead-letter queue; or existing queues.
  */
 export class GatewayQueues extends Construct {
+  /** Shard 0's queue (the only one with one shard). */
   readonly commandQueue: sqs.IQueue;
+  /** One per shard, in shard order. */
+  readonly commandQueues: sqs.IQueue[] = [];
+  /**
+   * COMMAND_QUEUE_NAME and COMMAND_QUEUE_URL for the processes: the queue itself with one shard;
+   * with several, the base name and URL the shard queues' names derive from (core/shards.ts).
+   */
+  readonly commandQueueBase: { name: string; url: string };
   readonly webhookQueue: sqs.IQueue;
   /** The connector moves an event it gave up on here itself (connector/webhooks/dead-letter.ts). */
   readonly webhookDeadLetterQueue?: sqs.IQueue;
@@ -38,7 +49,7 @@ export class GatewayQueues extends Construct {
     super(scope, id);
 
     if (props.existingCommandQueueUrl) {
-      this.commandQueue = importQueue(this, 'CommandQueue', props.existingCommandQueueUrl);
+      this.commandQueues.push(importQueue(this, 'CommandQueue', props.existingCommandQueueUrl));
     } else {
       const deadLetterQueue = new sqs.Queue(this, 'CommandDeadLetterQueue', {
         fifo: true,
@@ -46,17 +57,33 @@ export class GatewayQueues extends Construct {
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
       });
-      this.commandQueue = new sqs.Queue(this, 'CommandQueue', {
-        fifo: true,
-        // Commands carry their commandId as MessageDeduplicationId.
-        contentBasedDeduplication: false,
-        visibilityTimeout: Duration.seconds(COMMAND_VISIBILITY_SECONDS),
-        encryption: sqs.QueueEncryption.SQS_MANAGED,
-        enforceSSL: true,
-        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-      });
+      // Several shards: named queues, so that every process derives a shard's queue from one base
+      // name; one shard keeps the generated name (and the logical id) of the single queue.
+      const baseName = `${Stack.of(this).stackName}-commands.fifo`;
+      for (let shard = 0; shard < props.commandShards; shard++) {
+        const sharded = props.commandShards > 1;
+        this.commandQueues.push(
+          new sqs.Queue(this, sharded ? `CommandQueue${shard}` : 'CommandQueue', {
+            ...(sharded ? { queueName: shardQueueName(baseName, shard, props.commandShards) } : {}),
+            fifo: true,
+            // Commands carry their commandId as MessageDeduplicationId.
+            contentBasedDeduplication: false,
+            visibilityTimeout: Duration.seconds(COMMAND_VISIBILITY_SECONDS),
+            encryption: sqs.QueueEncryption.SQS_MANAGED,
+            enforceSSL: true,
+            deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+          }),
+        );
+      }
       this.deadLetterQueues.push({ label: 'command', queue: deadLetterQueue });
+      if (props.commandShards > 1) {
+        this.commandQueueBase = { name: baseName, url: `https://sqs.${Aws.REGION}.${Aws.URL_SUFFIX}/${Aws.ACCOUNT_ID}/${baseName}` };
+      }
     }
+    const [first] = this.commandQueues;
+    if (!first) throw new Error('commandShards must be at least 1');
+    this.commandQueue = first;
+    this.commandQueueBase ??= { name: first.queueName, url: first.queueUrl };
 
     if (props.existingWebhookQueueUrl) {
       this.webhookQueue = importQueue(this, 'WebhookQueue', props.existingWebhookQueueUrl);

@@ -8,6 +8,9 @@ export interface GatewayResources {
   readonly table: dynamodb.ITable;
   readonly bucket: s3.IBucket;
   readonly commandQueue: sqs.IQueue;
+  /** Every shard's command queue (core/shards.ts), and the base name and URL they derive from. */
+  readonly commandQueues: sqs.IQueue[];
+  readonly commandQueueBase: { name: string; url: string };
   readonly webhookQueue: sqs.IQueue;
   readonly webhookDeadLetterQueue?: sqs.IQueue;
 }
@@ -20,6 +23,7 @@ type DeployedVariables = Pick<
   | 'MEDIA_BUCKET'
   | 'COMMAND_QUEUE_NAME'
   | 'COMMAND_QUEUE_URL'
+  | 'COMMAND_SHARDS'
   | 'WEBHOOK_QUEUE_NAME'
   | 'WEBHOOK_QUEUE_URL'
   | 'CREATE_RESOURCES'
@@ -41,8 +45,9 @@ export function runtimeEnvironment(
   return {
     TABLE_NAME: resources.table.tableName,
     MEDIA_BUCKET: resources.bucket.bucketName,
-    COMMAND_QUEUE_NAME: resources.commandQueue.queueName,
-    COMMAND_QUEUE_URL: resources.commandQueue.queueUrl,
+    COMMAND_QUEUE_NAME: resources.commandQueueBase.name,
+    COMMAND_QUEUE_URL: resources.commandQueueBase.url,
+    COMMAND_SHARDS: String(resources.commandQueues.length),
     WEBHOOK_QUEUE_NAME: resources.webhookQueue.queueName,
     WEBHOOK_QUEUE_URL: resources.webhookQueue.queueUrl,
     ...(resources.webhookDeadLetterQueue ? { WEBHOOK_DLQ_NAME: resources.webhookDeadLetterQueue.queueName } : {}),

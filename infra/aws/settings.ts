@@ -42,6 +42,17 @@ const gatewaySettingsSchema = z.object({
   /** CPU architecture of the connector task; the image is built for it (see the Dockerfile). */
   connectorArchitecture: z.enum(['arm64', 'x86_64']).default('arm64'),
   connectorDesiredCount: z.coerce.number().int().min(0).max(10).default(1),
+  /**
+   * Scaling of the connector service on memory (accounts cost memory, about 0.5 MB each when
+   * idle): between these task counts, targeting 70 % memory. Equal: no scaling.
+   */
+  connectorMinCount: z.coerce.number().int().min(0).max(10).default(1),
+  connectorMaxCount: z.coerce.number().int().min(1).max(10).default(3),
+  /**
+   * Shards accounts hash to, each with its own FIFO command queue (docs/design.md, Scale-out).
+   * Default 32; with `existingCommandQueueUrl` it is 1 (that one queue).
+   */
+  commandShards: z.coerce.number().int().min(1).max(64).optional(),
   connectorCpu: z.coerce
     .number()
     .int()
@@ -71,7 +82,9 @@ const gatewaySettingsSchema = z.object({
   existingWebhookDeadLetterQueueUrl: optionalText.pipe(sqsUrl.optional()),
 });
 
-export type GatewaySettings = z.infer<typeof gatewaySettingsSchema>;
+const DEFAULT_COMMAND_SHARDS = 32;
+
+export type GatewaySettings = Omit<z.infer<typeof gatewaySettingsSchema>, 'commandShards'> & { commandShards: number };
 export type GatewaySettingsInput = z.input<typeof gatewaySettingsSchema>;
 
 class GatewaySettingsError extends Error {
@@ -90,5 +103,11 @@ export function parseGatewaySettings(input: Record<string, unknown>): GatewaySet
   if (parsed.data.existingCommandQueueUrl && !parsed.data.existingCommandQueueUrl.endsWith('.fifo')) {
     throw new GatewaySettingsError('Invalid CDK context: existingCommandQueueUrl must name a FIFO queue (.fifo)');
   }
-  return parsed.data;
+  if (parsed.data.existingCommandQueueUrl && (parsed.data.commandShards ?? 1) > 1) {
+    throw new GatewaySettingsError('Invalid CDK context: an existing command queue is one shard (leave commandShards unset or 1)');
+  }
+  if (parsed.data.connectorMinCount > parsed.data.connectorMaxCount) {
+    throw new GatewaySettingsError('Invalid CDK context: connectorMinCount must not exceed connectorMaxCount');
+  }
+  return { ...parsed.data, commandShards: parsed.data.commandShards ?? (parsed.data.existingCommandQueueUrl ? 1 : DEFAULT_COMMAND_SHARDS) };
 }

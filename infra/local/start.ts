@@ -87,10 +87,17 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env,
     stops.push({ name: 'api', stop: () => api.close() });
     logger.info({ url: api.url }, 'API listening');
 
-    // The one place the connector is started for the local stack.
-    const { startConnector } = await import('../../connector/connector.js');
-    const connector = await startConnector({ config, clients, logger, printTerminalQr: terminalQrPrinter(!sandbox) });
-    stops.push({ name: 'connector', stop: () => connector.stop() });
+    if (config.CONNECTORS > 1) {
+      // Scale-out locally: each connector in a process of its own, sharing the shards.
+      const { startConnectorProcesses } = await import('./connector-processes.js');
+      const processes = startConnectorProcesses(config.CONNECTORS, { ...env, ...emulators?.env, ...sandbox?.env }, logger);
+      stops.push({ name: 'connectors', stop: () => processes.stop() });
+    } else {
+      // The one place the in-process connector is started for the local stack.
+      const { startConnector } = await import('../../connector/connector.js');
+      const connector = await startConnector({ config, clients, logger, printTerminalQr: terminalQrPrinter(!sandbox) });
+      stops.push({ name: 'connector', stop: () => connector.stop() });
+    }
 
     const sandboxControlUrl = sandbox?.sandbox.descriptor.controlUrl;
     await writeStackFile(config.DATA_DIR, { apiUrl: api.url, ...(sandboxControlUrl ? { sandboxControlUrl } : {}) });

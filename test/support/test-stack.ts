@@ -12,7 +12,7 @@ import { pino } from 'pino';
 export interface TestStack {
   config: Config;
   clients: AwsClients;
-  /** The emulators' env (endpoints, region, dummy credentials) and WEBHOOK_ALLOW_PRIVATE, for child processes. */
+  /** The emulators' env (endpoints, region, dummy credentials), WEBHOOK_ALLOW_PRIVATE and COMMAND_SHARDS, for child processes. */
   env: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -30,7 +30,14 @@ export async function startTestStack(
     ? await startChildEmulators()
     : await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
   // Test receivers listen on 127.0.0.1, so private webhook targets are allowed unless overridden.
-  const config = loadConfig({ LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE: 'true', ...emulators.env, ...options.overrides });
+  // One command queue unless a suite asks for shards: fewer queues to create and poll.
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    COMMAND_SHARDS: '1',
+    ...emulators.env,
+    ...options.overrides,
+  });
   const clients = createClients(config);
   try {
     await ensureResources(config, clients, pino({ level: 'silent' }));
@@ -42,7 +49,7 @@ export async function startTestStack(
   return {
     config,
     clients,
-    env: { ...emulators.env, WEBHOOK_ALLOW_PRIVATE: String(config.WEBHOOK_ALLOW_PRIVATE) },
+    env: { ...emulators.env, WEBHOOK_ALLOW_PRIVATE: String(config.WEBHOOK_ALLOW_PRIVATE), COMMAND_SHARDS: String(config.COMMAND_SHARDS) },
     async stop() {
       destroyClients(clients);
       await emulators.stop();

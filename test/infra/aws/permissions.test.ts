@@ -13,7 +13,8 @@ interface Statement {
 const scratch = createSynthDirectory();
 let gateway: SynthesizedGateway;
 let template: Template;
-let ids: { table: string; bucket: string; commandQueue: string; webhookQueue: string; webhookDeadLetterQueue: string };
+let ids: { table: string; bucket: string; commandQueues: string[]; webhookQueue: string; webhookDeadLetterQueue: string };
+const arnsOf = (...logicalIds: string[]) => logicalIds.map((id) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] })).sort();
 
 beforeAll(() => {
   gateway = synthGateway({}, { outdir: scratch.outdir, bundle: scratch.placeholderBundle });
@@ -22,7 +23,7 @@ beforeAll(() => {
   ids = {
     table: logicalIdOf(resources.table),
     bucket: logicalIdOf(resources.bucket),
-    commandQueue: logicalIdOf(resources.commandQueue),
+    commandQueues: resources.commandQueues.map(logicalIdOf),
     webhookQueue: logicalIdOf(resources.webhookQueue),
     webhookDeadLetterQueue: logicalIdOf(resources.webhookDeadLetterQueue ?? resources.webhookQueue),
   };
@@ -103,10 +104,11 @@ describe('API function role', () => {
   it('SQS: sends commands and (webhook replay) webhook events; never receives, deletes or touches the dead-letter queue', () => {
     const sqsActions = [...grants.keys()].filter((a) => a.startsWith('sqs:')).sort();
     expect(sqsActions).toEqual(['sqs:GetQueueUrl', 'sqs:SendMessage']);
-    const commandQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] });
+    // Every shard's command queue (docs/design.md, Scale-out), and the webhook queue (replay).
+    expect(ids.commandQueues).toHaveLength(32);
     const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
-    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([commandQueueArn, webhookQueueArn].sort());
-    expect(grants.get('sqs:GetQueueUrl')).toEqual([commandQueueArn]);
+    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([...arnsOf(...ids.commandQueues), webhookQueueArn].sort());
+    expect(grants.get('sqs:GetQueueUrl')?.sort()).toEqual(arnsOf(...ids.commandQueues));
   });
 
   it('S3: writes under uploads/, reads under media/, deletes and lists only under accounts/', () => {
@@ -131,10 +133,9 @@ describe('connector task role', () => {
   });
 
   it('consumes commands without sending them; sends and consumes webhook events', () => {
-    const commandQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.commandQueue, 'Arn'] });
     const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
     for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
-      expect(grants.get(`sqs:${action}`)?.sort()).toEqual([commandQueueArn, webhookQueueArn].sort());
+      expect(grants.get(`sqs:${action}`)?.sort()).toEqual(arnsOf(...ids.commandQueues, ids.webhookQueue));
     }
     const webhookDeadLetterArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookDeadLetterQueue, 'Arn'] });
     // Given-up events are moved to the dead-letter queue by the worker itself.

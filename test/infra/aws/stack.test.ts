@@ -88,16 +88,35 @@ describe('data', () => {
 });
 
 describe('queues and alarms', () => {
-  it('command queue is FIFO with a FIFO dead-letter queue; no content-based deduplication', () => {
+  it('one FIFO command queue per shard (32), named from one base, sharing a FIFO dead-letter queue; no content-based deduplication', () => {
     const deadLetter = logicalIdOf(findQueue('CommandDeadLetterQueue'));
-    template.hasResourceProperties('AWS::SQS::Queue', {
-      FifoQueue: true,
-      ContentBasedDeduplication: false,
-      VisibilityTimeout: COMMAND_VISIBILITY_SECONDS,
-      SqsManagedSseEnabled: true,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] }, maxReceiveCount: 5 },
-    });
+    const { commandQueues } = gateway.stack.resources;
+    expect(commandQueues).toHaveLength(32);
+    for (const [shard, queue] of commandQueues.entries()) {
+      expect(template.toJSON().Resources[logicalIdOf(queue)].Properties).toEqual({
+        QueueName: `WaGatewayTest-commands-${shard}.fifo`,
+        FifoQueue: true,
+        ContentBasedDeduplication: false,
+        VisibilityTimeout: COMMAND_VISIBILITY_SECONDS,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [deadLetter, 'Arn'] }, maxReceiveCount: 5 },
+      });
+    }
     expect(template.toJSON().Resources[deadLetter].Properties).toMatchObject({ FifoQueue: true });
+  });
+
+  it('commandShards=1: the single command queue of earlier versions (same logical id, generated name)', () => {
+    const single = synthGateway({ commandShards: '1' }, directories);
+    expect(single.stack.resources.commandQueues).toHaveLength(1);
+    expect(logicalIdOf(single.stack.resources.commandQueue)).toMatch(/^QueuesCommandQueue[0-9A-F]{8}$/);
+    single.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          COMMAND_SHARDS: '1',
+          COMMAND_QUEUE_URL: { Ref: logicalIdOf(single.stack.resources.commandQueue) },
+        }),
+      },
+    });
   });
 
   it('webhook queue is a standard queue with a dead-letter queue after 15 receives (at least WEBHOOK_MAX_ATTEMPTS)', () => {
@@ -112,7 +131,7 @@ describe('queues and alarms', () => {
   });
 
   it('every queue policy refuses requests without TLS', () => {
-    template.resourceCountIs('AWS::SQS::QueuePolicy', 4);
+    template.resourceCountIs('AWS::SQS::QueuePolicy', 32 + 3);
     template.allResourcesProperties('AWS::SQS::QueuePolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
@@ -120,8 +139,29 @@ describe('queues and alarms', () => {
     });
   });
 
+  it('webhook backlog older than 15 minutes, and accounts reconnecting for 15 minutes, raise alarms', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Namespace: 'AWS/SQS',
+      Threshold: 900,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(findQueue('WebhookQueue')), 'QueueName'] } }],
+      AlarmActions: [{ Ref: Match.stringLikeRegexp('AlarmsTopic') }],
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'AccountsReconnecting',
+      Namespace: 'WaGateway',
+      Dimensions: [{ Name: 'Service', Value: 'connector' }],
+      Period: 60,
+      EvaluationPeriods: 15,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [{ Ref: Match.stringLikeRegexp('AlarmsTopic') }],
+    });
+  });
+
   it('one alarm per dead-letter queue, at one visible message, notifying the alarm topic', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 2 + 2);
     for (const name of ['CommandDeadLetterQueue', 'WebhookDeadLetterQueue']) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         MetricName: 'ApproximateNumberOfMessagesVisible',
@@ -168,8 +208,9 @@ describe('api', () => {
         Variables: {
           TABLE_NAME: { Ref: logicalIdOf(gateway.stack.resources.table) },
           MEDIA_BUCKET: { Ref: logicalIdOf(gateway.stack.resources.bucket) },
-          COMMAND_QUEUE_URL: { Ref: logicalIdOf(gateway.stack.resources.commandQueue) },
-          COMMAND_QUEUE_NAME: Match.anyValue(),
+          COMMAND_QUEUE_URL: Match.anyValue(),
+          COMMAND_QUEUE_NAME: 'WaGatewayTest-commands.fifo',
+          COMMAND_SHARDS: '32',
           WEBHOOK_QUEUE_URL: { Ref: logicalIdOf(gateway.stack.resources.webhookQueue) },
           WEBHOOK_QUEUE_NAME: Match.anyValue(),
           CREATE_RESOURCES: 'false',
@@ -265,10 +306,12 @@ describe('connector service', () => {
           Environment: Match.arrayWith([
             { Name: 'TABLE_NAME', Value: { Ref: logicalIdOf(gateway.stack.resources.table) } },
             { Name: 'MEDIA_BUCKET', Value: { Ref: logicalIdOf(gateway.stack.resources.bucket) } },
-            { Name: 'COMMAND_QUEUE_URL', Value: { Ref: logicalIdOf(gateway.stack.resources.commandQueue) } },
+            { Name: 'COMMAND_QUEUE_NAME', Value: 'WaGatewayTest-commands.fifo' },
+            { Name: 'COMMAND_SHARDS', Value: '32' },
             { Name: 'WEBHOOK_QUEUE_URL', Value: { Ref: logicalIdOf(gateway.stack.resources.webhookQueue) } },
             { Name: 'CREATE_RESOURCES', Value: 'false' },
             { Name: 'WEBHOOK_ALLOW_PRIVATE', Value: 'false' },
+            { Name: 'METRICS_EMF', Value: 'true' },
           ]),
         }),
       ],
@@ -337,6 +380,35 @@ describe('connector service', () => {
     ]);
   });
 
+  it('the shard queue URLs derive from COMMAND_QUEUE_URL: the base name under this account and region', () => {
+    const url = JSON.stringify(
+      template.toJSON().Resources[logicalIdOf(gateway.stack.api.function)].Properties.Environment.Variables.COMMAND_QUEUE_URL,
+    );
+    for (const part of ['https://sqs.', 'AWS::Region', 'AWS::URLSuffix', 'AWS::AccountId', '/WaGatewayTest-commands.fifo']) {
+      expect(url).toContain(part);
+    }
+  });
+
+  it('scales on memory between connectorMinCount and connectorMaxCount (1 and 3 by default); equal counts: no scaling', () => {
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 1,
+      MaxCapacity: 3,
+      ScalableDimension: 'ecs:service:DesiredCount',
+    });
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      PolicyType: 'TargetTrackingScaling',
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+        TargetValue: 70,
+        PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageMemoryUtilization' },
+      }),
+    });
+    const { template: wider } = synthGateway({ connectorMinCount: '2', connectorMaxCount: '6' }, directories);
+    wider.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 6 });
+    const { template: fixed } = synthGateway({ connectorMinCount: '2', connectorMaxCount: '2' }, directories);
+    fixed.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
+    expect(() => parseGatewaySettings({ connectorMinCount: '4', connectorMaxCount: '2' })).toThrow(/connectorMinCount/);
+  });
+
   it('connectorArchitecture=x86_64 and connectorDesiredCount=3 are honoured', () => {
     const { template: x86 } = synthGateway({ connectorArchitecture: 'x86_64', connectorDesiredCount: '3' }, directories);
     x86.hasResourceProperties('AWS::ECS::TaskDefinition', { RuntimePlatform: { CpuArchitecture: 'X86_64' } });
@@ -358,7 +430,8 @@ describe('existing infrastructure', () => {
     reused.resourceCountIs('AWS::DynamoDB::Table', 0);
     reused.resourceCountIs('AWS::S3::Bucket', 0);
     reused.resourceCountIs('AWS::SQS::Queue', 0);
-    reused.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    // No dead-letter alarms (the queues are not ours); the backlog and reconnecting alarms remain.
+    reused.resourceCountIs('AWS::CloudWatch::Alarm', 2);
     reused.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
         Variables: Match.objectLike({
@@ -366,6 +439,7 @@ describe('existing infrastructure', () => {
           MEDIA_BUCKET: 'team-wa-media',
           COMMAND_QUEUE_URL: existing.existingCommandQueueUrl,
           COMMAND_QUEUE_NAME: 'team-commands.fifo',
+          COMMAND_SHARDS: '1',
           WEBHOOK_QUEUE_URL: existing.existingWebhookQueueUrl,
         }),
       },
@@ -384,6 +458,9 @@ describe('existing infrastructure', () => {
 
   it('rejects a command queue URL that is not FIFO, and malformed context', () => {
     expect(() => parseGatewaySettings({ existingCommandQueueUrl: existing.existingWebhookQueueUrl })).toThrow(/FIFO/);
+    expect(() => parseGatewaySettings({ existingCommandQueueUrl: existing.existingCommandQueueUrl, commandShards: '8' })).toThrow(
+      /one shard/,
+    );
     expect(() => parseGatewaySettings({ apiAccess: 'public' })).toThrow(/apiAccess/);
     expect(() => parseGatewaySettings({ connectorCpu: '300' })).toThrow(/connectorCpu/);
     expect(() => parseGatewaySettings({ existingWebhookQueueUrl: 'team-webhooks' })).toThrow(/SQS queue URL/);

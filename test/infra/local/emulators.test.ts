@@ -12,6 +12,7 @@ import { createClients, destroyClients, type AwsClients } from '../../../core/aw
 import { loadConfig, type Config } from '../../../core/config.js';
 import { newCommandId } from '../../../core/ids.js';
 import { getBuffer, mediaStoreOf, putStream, type MediaStore } from '../../../core/media-store.js';
+import { shardOf } from '../../../core/shards.js';
 import { createQueues, type Queues } from '../../../core/queues.js';
 import { ensureResources } from '../../../core/resources.js';
 import { createAccount, getAccount } from '../../../core/store/accounts.js';
@@ -61,7 +62,8 @@ describe('startEmulators', () => {
     await withStack(dataDir, async ({ table, media, queues }) => {
       expect(await getAccount(table, 'persist1')).toMatchObject({ _id: 'persist1', status: 'connecting' });
       expect((await getBuffer(media, 'accounts/persist1/media/m'))?.toString()).toBe('bytes');
-      const [command] = await queues.receiveCommands({ waitSeconds: 2 });
+      // In the queue of its account's shard (the default config has several).
+      const [command] = await queues.commandQueue(shardOf('persist1', loadConfig({}).COMMAND_SHARDS)).receiveCommands({ waitSeconds: 2 });
       expect(command?.body.commandId).toBe(commandId);
     });
   });

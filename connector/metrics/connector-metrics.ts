@@ -1,0 +1,137 @@
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AccountStatus } from '../../core/schemas/account.js';
+import type { CommandHandlers, CommandOutcome } from '../commands/outcome.js';
+import type { InboundHandlers } from '../session/event-dispatcher.js';
+
+/** What the gauges read when scraped. */
+export interface MetricSources {
+  shardsOwned(): number;
+  /** Status of every session this connector runs. */
+  sessionStatuses(): AccountStatus[];
+  sqs: SQSClient;
+  webhookQueueUrl(): Promise<string>;
+}
+
+/** Baileys' stub type of a message it could not decrypt (WAMessageStubType.CIPHERTEXT). */
+const CIPHERTEXT_STUB = 2;
+/** The webhook backlog costs one SQS request; scrapes within this reuse the last answer. */
+const BACKLOG_CACHE_MS = 15_000;
+const SEND_TYPES = new Set(['send_text', 'send_reply', 'send_media', 'send_reaction']);
+
+/**
+ * One connector's operations metrics (docs/connector.md, Metrics) in a registry of its own (tests
+ * run several connectors in one process). Counters are fed by wrapping the command handlers and
+ * the inbound handler; gauges are read on scrape.
+ */
+export class ConnectorMetrics {
+  readonly registry = new Registry();
+  private readonly inbound = new Counter({ name: 'wa_inbound_messages_total', help: 'Messages received', registers: [this.registry] });
+  private readonly decryptFailures = new Counter({
+    name: 'wa_decrypt_failures_total',
+    help: 'Messages that arrived undecryptable',
+    registers: [this.registry],
+  });
+  private readonly commands = new Counter({
+    name: 'wa_commands_total',
+    help: 'Commands handled, by type and outcome',
+    labelNames: ['type', 'outcome'],
+    registers: [this.registry],
+  });
+  private readonly sendLatency = new Histogram({
+    name: 'wa_send_duration_seconds',
+    help: 'Time a send command took in the connector, by type',
+    labelNames: ['type'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20],
+    registers: [this.registry],
+  });
+  private backlog: { at: number; value: number } | undefined;
+
+  constructor(private readonly sources: MetricSources) {
+    const { registry } = this;
+    const statuses = (wanted: AccountStatus) => () => sources.sessionStatuses().filter((status) => status === wanted).length;
+    const gauge = (name: string, help: string, read: () => number | Promise<number>) =>
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        async collect() {
+          this.set(await read());
+        },
+      });
+    gauge('wa_accounts_owned', 'Accounts with a session in this connector', () => sources.sessionStatuses().length);
+    gauge('wa_accounts_connected', 'Accounts connected', statuses('connected'));
+    gauge('wa_accounts_reconnecting', 'Accounts reconnecting', statuses('reconnecting'));
+    gauge('wa_accounts_logged_out', 'Accounts logged out', statuses('logged_out'));
+    gauge('wa_shards_owned', 'Shards this connector holds', () => sources.shardsOwned());
+    gauge('wa_webhook_backlog', 'Webhook events waiting (approximate, whole queue)', () => this.webhookBacklog());
+    gauge('wa_resident_memory_bytes', 'Resident set size of the process', () => process.memoryUsage().rss);
+  }
+
+  /** The handlers, each counting its commands and timing sends. */
+  wrapHandlers(handlers: CommandHandlers): CommandHandlers {
+    type Handler = (command: never) => Promise<CommandOutcome>;
+    const wrapped: Record<string, Handler> = {};
+    for (const [type, handler] of Object.entries(handlers) as [string, Handler][]) {
+      wrapped[type] = async (command) => {
+        const started = performance.now();
+        try {
+          const outcome = await handler(command);
+          this.commands.inc({ type, outcome: outcome.kind });
+          return outcome;
+        } catch (error) {
+          this.commands.inc({ type, outcome: 'error' });
+          throw error;
+        } finally {
+          if (SEND_TYPES.has(type)) this.sendLatency.observe({ type }, (performance.now() - started) / 1000);
+        }
+      };
+    }
+    // Same keys, each handler with its own command type.
+    return wrapped as unknown as CommandHandlers;
+  }
+
+  /** The inbound handler, counting messages and those that arrived undecryptable. */
+  wrapInbound(inbound: InboundHandlers): InboundHandlers {
+    return {
+      ...inbound,
+      handleUpsert: (accountId, upsert, ctx) => {
+        if (upsert.type === 'notify') {
+          for (const message of upsert.messages) {
+            if (message.key.fromMe) continue;
+            this.inbound.inc();
+            if (message.messageStubType === CIPHERTEXT_STUB) this.decryptFailures.inc();
+          }
+        }
+        return inbound.handleUpsert(accountId, upsert, ctx);
+      },
+    };
+  }
+
+  /** Counter and gauge values for the EMF line (connector/metrics/emf.ts). */
+  async snapshot(): Promise<Map<string, number>> {
+    const values = new Map<string, number>();
+    for (const metric of await this.registry.getMetricsAsJSON()) {
+      if (String(metric.type) === 'histogram') continue;
+      values.set(
+        metric.name,
+        metric.values.reduce((sum, value) => sum + value.value, 0),
+      );
+    }
+    return values;
+  }
+
+  private async webhookBacklog(): Promise<number> {
+    if (this.backlog && Date.now() - this.backlog.at < BACKLOG_CACHE_MS) return this.backlog.value;
+    try {
+      const result = await this.sources.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: await this.sources.webhookQueueUrl(), AttributeNames: ['ApproximateNumberOfMessages'] }),
+      );
+      const value = Number(result.Attributes?.ApproximateNumberOfMessages ?? 0);
+      this.backlog = { at: Date.now(), value };
+      return value;
+    } catch {
+      return this.backlog?.value ?? 0;
+    }
+  }
+}

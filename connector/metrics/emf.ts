@@ -1,0 +1,51 @@
+import { METRIC, METRICS_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../../core/metric-names.js';
+import type { ConnectorMetrics } from './connector-metrics.js';
+
+/** Prometheus name -> CloudWatch name and unit of the values sent as EMF. */
+const EMF_METRICS: [string, string, string][] = [
+  ['wa_accounts_owned', METRIC.accountsOwned, 'Count'],
+  ['wa_accounts_connected', METRIC.accountsConnected, 'Count'],
+  ['wa_accounts_reconnecting', METRIC.accountsReconnecting, 'Count'],
+  ['wa_accounts_logged_out', METRIC.accountsLoggedOut, 'Count'],
+  ['wa_inbound_messages_total', METRIC.inboundMessages, 'Count'],
+  ['wa_commands_total', METRIC.commands, 'Count'],
+  ['wa_decrypt_failures_total', METRIC.decryptFailures, 'Count'],
+  ['wa_webhook_backlog', METRIC.webhookBacklog, 'Count'],
+  ['wa_resident_memory_bytes', METRIC.rss, 'Bytes'],
+];
+const COUNTERS = new Set(['wa_inbound_messages_total', 'wa_commands_total', 'wa_decrypt_failures_total']);
+const EVERY_MS = 60_000;
+
+/**
+ * Every minute one CloudWatch Embedded Metric Format line on stdout (the awslogs driver ships it,
+ * CloudWatch extracts the metrics; docs/connector.md, Metrics). Counters are sent as the increase
+ * since the last line. Returns the stopper.
+ */
+export function startEmfLines(metrics: ConnectorMetrics, write: (line: string) => void = (line) => process.stdout.write(line)): () => void {
+  let last = new Map<string, number>();
+  const timer = setInterval(() => {
+    void metrics.snapshot().then((values) => {
+      const line: Record<string, unknown> = {
+        _aws: {
+          Timestamp: Date.now(),
+          CloudWatchMetrics: [
+            {
+              Namespace: METRICS_NAMESPACE,
+              Dimensions: [[METRICS_DIMENSION]],
+              Metrics: EMF_METRICS.map(([, name, unit]) => ({ Name: name, Unit: unit })),
+            },
+          ],
+        },
+        [METRICS_DIMENSION]: METRICS_SERVICE,
+      };
+      for (const [source, name] of EMF_METRICS) {
+        const value = values.get(source) ?? 0;
+        line[name] = COUNTERS.has(source) ? value - (last.get(source) ?? 0) : value;
+      }
+      last = values;
+      write(`${JSON.stringify(line)}\n`);
+    });
+  }, EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

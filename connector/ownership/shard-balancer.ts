@@ -1,0 +1,121 @@
+import type { Logger } from '../../core/logger.js';
+import {
+  acquireShard,
+  beat,
+  listShardLeases,
+  liveConnectors,
+  releaseShard,
+  removeHeartbeat,
+  renewShard,
+} from '../../core/store/connectors.js';
+import type { Table } from '../../core/store/table.js';
+import { planShare } from './fair-share.js';
+
+export interface ShardBalancerDeps {
+  table: Table;
+  ownerId: string;
+  shardCount: number;
+  leaseTtlMs: number;
+  /** Round period: heartbeat, renewals, rebalancing. */
+  everyMs: number;
+  logger: Logger;
+  /** The shards held, kept up to date here (the caller reads it to know which accounts are its own). */
+  owned: Set<number>;
+  /** Shards just acquired: resume their accounts, then start polling their command queues. */
+  onAcquired(shards: number[]): Promise<void>;
+  /**
+   * A shard being given up (or already lost): stop polling its queue, finish its commands in
+   * flight, close its sockets and release its account leases. The shard lease is released after.
+   */
+  onReleasing(shard: number): Promise<void>;
+}
+
+export interface ShardBalancer {
+  /** Rounds completed (tests and benches wait on it instead of sleeping). */
+  readonly rounds: number;
+  /** Hands every shard over and removes the heartbeat: the others take the shards at once. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The fair-share loop of one connector (docs/design.md, Scale-out): every `everyMs` it writes
+ * its heartbeat, renews its shard leases, reads everyone's heartbeats and leases, and gives up
+ * or takes shards by connector/ownership/fair-share.ts. Rounds never overlap. The first round
+ * has run when `startShardBalancer` resolves.
+ */
+export async function startShardBalancer(deps: ShardBalancerDeps): Promise<ShardBalancer> {
+  const { table, ownerId, shardCount, leaseTtlMs, logger } = deps;
+  const { owned } = deps;
+  let stopped = false;
+  let rounds = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Shards being handed over: still renewed (a slow hand-over must not let them expire), never planned with. */
+  const releasing = new Map<number, Promise<void>>();
+  const giveUp = (shard: number, why: 'rebalance' | 'lost' | 'stop'): Promise<void> => {
+    owned.delete(shard);
+    const existing = releasing.get(shard);
+    if (existing) return existing;
+    const work = (async () => {
+      try {
+        await deps.onReleasing(shard);
+      } catch (error) {
+        logger.error({ err: error, shard }, 'handing a shard over failed');
+      }
+      if (why !== 'lost') await releaseShard(table, shard, ownerId);
+      logger.info({ shard, why }, 'shard given up');
+    })().finally(() => releasing.delete(shard));
+    releasing.set(shard, work);
+    return work;
+  };
+
+  async function round(): Promise<void> {
+    const now = Date.now();
+    await beat(table, ownerId, leaseTtlMs, now);
+    for (const shard of [...owned, ...releasing.keys()]) {
+      if (await renewShard(table, shard, ownerId, leaseTtlMs, now)) continue;
+      if (!owned.has(shard)) continue;
+      logger.warn({ shard }, 'shard lease lost to another connector');
+      void giveUp(shard, 'lost');
+    }
+    if (stopped) return;
+    const [connectors, found] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
+    // A shard being handed over counts for nobody: not mine any more, and not free yet.
+    const leases = found.map((lease) => (releasing.has(lease.shard) ? { ...lease, owner: '' } : lease));
+    const plan = planShare({ me: ownerId, connectors, leases, shardCount, now: Date.now() });
+    // Hand-overs run beside the rounds, so that renewals never wait for one.
+    for (const shard of plan.give) void giveUp(shard, 'rebalance');
+    const won = stopped ? [] : await Promise.all(plan.take.map((shard) => acquireShard(table, shard, ownerId, leaseTtlMs)));
+    const acquired = plan.take.filter((_, index) => won[index]);
+    for (const shard of acquired) owned.add(shard);
+    if (acquired.length > 0) {
+      logger.info({ shards: acquired, owned: owned.size, connectors: connectors.length }, 'shards acquired');
+      await deps.onAcquired(acquired);
+    }
+  }
+
+  const loop = async () => {
+    try {
+      await round();
+    } catch (error) {
+      logger.error({ err: error }, 'shard balancing round failed');
+    }
+    rounds += 1;
+    if (!stopped) timer = setTimeout(() => void (current = loop()), deps.everyMs);
+  };
+  let current = loop();
+  await current;
+
+  return {
+    get rounds() {
+      return rounds;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await current;
+      await Promise.all([...[...owned].map((shard) => giveUp(shard, 'stop')), ...releasing.values()]);
+      await removeHeartbeat(table, ownerId).catch((error: unknown) => logger.warn({ err: error }, 'removing the heartbeat failed'));
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { Logger } from '../../core/logger.js';
+import type { Queues } from '../../core/queues.js';
+import { startCommandConsumer, type CommandConsumer } from '../commands/consumer.js';
+import type { CommandHandlers } from '../commands/outcome.js';
+
+export interface ShardCommandsDeps {
+  queues: Pick<Queues, 'commandQueue'>;
+  handlers: CommandHandlers;
+  logger: Logger;
+  waitSeconds?: number;
+}
+
+/**
+ * One command consumer per owned shard, each polling that shard's FIFO queue only: a command
+ * reaches the connector that runs its account without bouncing (docs/design.md, Scale-out).
+ */
+export class ShardCommands {
+  private readonly consumers = new Map<number, CommandConsumer>();
+
+  constructor(private readonly deps: ShardCommandsDeps) {}
+
+  start(shard: number): void {
+    if (this.consumers.has(shard)) return;
+    const { queues, handlers, logger, waitSeconds } = this.deps;
+    this.consumers.set(
+      shard,
+      startCommandConsumer({
+        queues: queues.commandQueue(shard),
+        handlers,
+        logger: logger.child({ shard }),
+        ...(waitSeconds !== undefined ? { waitSeconds } : {}),
+      }),
+    );
+  }
+
+  /** Stops taking the shard's commands: those not started go back to its queue, those running finish. */
+  async stop(shard: number): Promise<void> {
+    const consumer = this.consumers.get(shard);
+    this.consumers.delete(shard);
+    await consumer?.stop();
+  }
+
+  stopAll(): Promise<void> {
+    return Promise.all([...this.consumers.keys()].map((shard) => this.stop(shard))).then(() => undefined);
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The connector's operations metrics as CloudWatch sees them (Embedded Metric Format log lines,
+ * connector/metrics/emf.ts), named once for the emitter and for the CDK alarms and scaling.
+ */
+export const METRICS_NAMESPACE = 'WaGateway';
+/** The one dimension: the ECS service (all tasks of a deployment add up). */
+export const METRICS_DIMENSION = 'Service';
+export const METRICS_SERVICE = 'connector';
+
+export const METRIC = {
+  accountsOwned: 'AccountsOwned',
+  accountsConnected: 'AccountsConnected',
+  accountsReconnecting: 'AccountsReconnecting',
+  accountsLoggedOut: 'AccountsLoggedOut',
+  inboundMessages: 'InboundMessages',
+  commands: 'Commands',
+  sendLatency: 'SendLatency',
+  decryptFailures: 'DecryptFailures',
+  webhookBacklog: 'WebhookBacklog',
+  rss: 'ResidentMemory',
+} as const;

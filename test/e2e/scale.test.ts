@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shardOf } from '../../core/shards.js';
+import { findLease } from '../../core/store/leases.js';
+import { findMessage } from '../../core/store/messages.js';
+import { spawnConnector, type ChildConnector } from './support/child-connector.js';
+import { startGateway, type Gateway } from './support/gateway.js';
+import { connectByCommand, sendTextByCommand, type SandboxAccount } from './support/commands.js';
+import { waitFor } from '../support/wait.js';
+
+/**
+ * Scale-out (docs/design.md, Scale-out) with connector processes: six shards, six accounts (one
+ * per shard, so that an even share of shards is an even share of accounts), three connectors.
+ * Short leases keep takeovers quick.
+ */
+const SHARDS = 6;
+const LEASES = { LEASE_TTL_MS: '6000', LEASE_RENEW_MS: '1000', OWNERSHIP_SCAN_MS: '1000' };
+
+/** Account ids `scale<n>`, the first one found for each shard. */
+function onePerShard(): SandboxAccount[] {
+  const byShard = new Map<number, string>();
+  for (let n = 0; byShard.size < SHARDS; n++) {
+    const id = `scale${n}`;
+    const shard = shardOf(id, SHARDS);
+    if (!byShard.has(shard)) byShard.set(shard, id);
+  }
+  return [...byShard.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([shard, id]) => ({ id, phone: `155503000${String(shard).padStart(2, '0')}` }));
+}
+
+describe('scale-out over connector processes', { timeout: 240_000 }, () => {
+  let gw: Gateway;
+  const accounts = onePerShard();
+  const children: ChildConnector[] = [];
+  const spawnChild = () => {
+    const child = spawnConnector({ ...gw.env, ...LEASES, COMMAND_SHARDS: String(SHARDS) });
+    children.push(child);
+    return child;
+  };
+  const jidOf = (account: SandboxAccount) => `${account.phone}@s.whatsapp.net`;
+
+  /** Account ids by the pid in their lease's owner. */
+  async function ownersByPid(): Promise<Map<number, string[]>> {
+    const owners = new Map<number, string[]>();
+    for (const account of accounts) {
+      const lease = await findLease(gw.table, account.id);
+      const pid = Number(lease?.owner.split(':')[1]);
+      if (!lease || lease.leaseExpiresAt < Date.now()) continue;
+      owners.set(pid, [...(owners.get(pid) ?? []), account.id]);
+    }
+    return owners;
+  }
+
+  /** Waits until the live children own every account, `perChild` each, all connected. */
+  async function waitForSpread(live: ChildConnector[], perChild: number): Promise<Map<number, string[]>> {
+    const owners = await waitFor(
+      `${accounts.length} accounts spread ${perChild} per connector`,
+      async () => {
+        const found = await ownersByPid();
+        const counts = live.map((child) => found.get(child.pid)?.length ?? 0);
+        return counts.every((count) => count === perChild) ? found : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    for (const account of accounts) await gw.waitForStatus(account.id, 'connected');
+    return owners;
+  }
+  const ownerOf = (owners: Map<number, string[]>, accountId: string) =>
+    children.find((child) => owners.get(child.pid)?.includes(accountId));
+
+  beforeAll(async () => {
+    gw = await startGateway({ overrides: { COMMAND_SHARDS: String(SHARDS), ...LEASES } });
+    // Linked while the in-process connector owns every shard (its log carries the QRs).
+    for (const account of accounts) await connectByCommand(gw, account);
+    await gw.stopConnector();
+  });
+  afterAll(async () => {
+    for (const child of children) await child.kill();
+    await gw?.stop();
+  });
+
+  it('three connectors: the accounts spread evenly, and a send runs on its owner alone', async () => {
+    const live = [spawnChild(), spawnChild(), spawnChild()];
+    const owners = await waitForSpread(live, 2);
+    const [from, to] = [accounts[0]!, accounts[1]!];
+    const { messageId, outbound } = await sendTextByCommand(gw, from.id, jidOf(to), 'to the owner directly');
+    expect(outbound.reason).toBeUndefined();
+    expect(outbound.status).toBe('sent');
+    await waitFor('the recipient to store it', () => findMessage(gw.table, to.id, messageId));
+    // Only the owner's shard queue carried the command: nobody else saw it, nobody handed it back.
+    const owner = ownerOf(owners, from.id)!;
+    const sawIt = children.filter((child) => child.lines.some((line) => line.commandId === outbound.commandId));
+    expect(sawIt.map((child) => child.pid)).toEqual([owner.pid]);
+    expect(owner.lines.filter((line) => line.commandId === outbound.commandId && line.msg === 'command done')).toHaveLength(1);
+  });
+
+  it('kill -9 of one: its accounts come back on the others, and a send queued meanwhile runs once', async () => {
+    const owners = await ownersByPid();
+    const victim = ownerOf(owners, accounts[2]!.id)!;
+    const killedAt = Date.now();
+    await victim.kill();
+    // Queued while nobody runs the account: it waits in the shard's queue for the next owner.
+    const to = accounts.find((account) => !owners.get(victim.pid)?.includes(account.id))!;
+    const send = sendTextByCommand(gw, accounts[2]!.id, jidOf(to), 'queued during a takeover');
+    const survivors = children.filter((child) => child !== victim);
+    await waitForSpread(survivors, 3);
+    console.info(`accounts of a killed connector connected again after ${Date.now() - killedAt} ms`);
+    const { messageId, outbound } = await send;
+    expect(outbound.status).toBe('sent');
+    await waitFor('the recipient to store it', () => findMessage(gw.table, to.id, messageId));
+    const ran = children.flatMap((child) =>
+      child.lines.filter((line) => line.commandId === outbound.commandId && line.msg === 'command done'),
+    );
+    expect(ran).toHaveLength(1);
+  });
+
+  it('a new connector receives its share from the others', async () => {
+    const live = children.filter((child) => child.process.exitCode === null && child.process.signalCode === null);
+    const started = Date.now();
+    const newcomer = spawnChild();
+    await waitForSpread([...live, newcomer], 2);
+    console.info(`a new connector had its share after ${Date.now() - started} ms`);
+  });
+
+  it('SIGTERM of one: its accounts move with no failed send and no lost inbound message', async () => {
+    const live = children.filter((child) => child.process.exitCode === null && child.process.signalCode === null);
+    const owners = await ownersByPid();
+    const leaving = live[0]!;
+    const [mine] = owners.get(leaving.pid)!;
+    const moving = accounts.find((account) => account.id === mine)!;
+    const other = accounts.find((account) => !owners.get(leaving.pid)?.includes(account.id))!;
+
+    // Both ways throughout the hand-over: from the moving account and to it.
+    const sends: ReturnType<typeof sendTextByCommand>[] = [];
+    const recipients: string[] = [];
+    let sending = true;
+    const client = (async () => {
+      for (let n = 0; sending; n++) {
+        const outgoing = n % 2 === 0;
+        sends.push(sendTextByCommand(gw, outgoing ? moving.id : other.id, jidOf(outgoing ? other : moving), `rolling ${n}`));
+        recipients.push(outgoing ? other.id : moving.id);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    })();
+    expect(await leaving.terminate()).toBe(0);
+    await waitForSpread(
+      live.filter((child) => child !== leaving),
+      3,
+    );
+    sending = false;
+    await client;
+    const settled = await Promise.all(sends);
+    expect(settled.filter(({ outbound }) => outbound.status !== 'sent').map(({ outbound }) => outbound.reason)).toEqual([]);
+    for (const [index, { messageId }] of settled.entries()) {
+      await waitFor(`message ${index} to be stored by its recipient`, () => findMessage(gw.table, recipients[index]!, messageId));
+    }
+    expect(settled.length).toBeGreaterThan(0);
+  });
+});
