@@ -27,6 +27,7 @@
  * Any other failure is logged here, once per message, and the first one thrown to the caller
  * (which releases the message for a replay) after the remaining messages of the batch are handled.
  */
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
 import type { AwsClients } from '../../core/aws.js';
@@ -80,14 +81,14 @@ type StoredMessage = { message: Message; marks: MessageMarks };
 
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
-/** Chat names already written, so a known pushName costs no write per message. */
+/** Chat names already written (the most recent, at most), so a known pushName costs no write per message. */
 const KNOWN_NAMES_LIMIT = 10_000;
 
 export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipeline {
   const table = tableOf(deps.config, deps.clients);
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
-  const knownNames = new Map<string, string>();
+  const knownNames = new BoundedCache<string, string>('chat-names', KNOWN_NAMES_LIMIT);
 
   async function handleOne(accountId: string, msg: WAMessage, upsertType: MessagesUpsert['type'], ctx: InboundContext) {
     const action = mapInboundMessage(msg, ctx.selfJid);
@@ -222,7 +223,6 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     const nameKey = `${accountId}\n${message.chatId}`;
     if (name && knownNames.get(nameKey) !== name) {
       await renameChat(table, accountId, message.chatId, name);
-      if (knownNames.size >= KNOWN_NAMES_LIMIT) knownNames.clear();
       knownNames.set(nameKey, name);
     }
   }
