@@ -46,7 +46,7 @@ import {
   type MessageMarks,
 } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
-import { mapInboundMessage, type MediaDescriptor, type Reaction } from './map-message.js';
+import type { MediaDescriptor, Reaction } from './map-message.js';
 import { applyReaction } from './reactions.js';
 import { storeMessageMedia } from './store-media.js';
 import { messageEventFor } from '../../core/message-event.js';
@@ -89,9 +89,12 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
   const knownNames = new BoundedCache<string, string>('chat-names', KNOWN_NAMES_LIMIT);
+  let mapper: typeof import('./map-message.js') | undefined;
 
   async function handleOne(accountId: string, msg: WAMessage, upsertType: MessagesUpsert['type'], ctx: InboundContext) {
-    const action = mapInboundMessage(msg, ctx.selfJid);
+    // Loaded with the first message: map-message loads Baileys, which an empty connector does not need.
+    mapper ??= await import('./map-message.js');
+    const action = mapper.mapInboundMessage(msg, ctx.selfJid);
     const log = deps.logger.child({ accountId, messageId: msg.key.id });
     switch (action.kind) {
       case 'skip':
