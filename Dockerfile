@@ -10,7 +10,10 @@
 
 ARG NODE_IMAGE=node:22-bookworm-slim
 
-# --- build: compile our TypeScript into two ESM files; npm packages stay external ---------------
+# --- build: compile our TypeScript into two ESM entries; npm packages stay external --------------
+# --splitting keeps each dynamic import() a chunk of its own: the session code (and with it
+# Baileys) and the inbound mapper load with the first account, not at start (an empty connector
+# then holds ~100 MB of RSS instead of ~140 MB).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /build
 COPY package.json package-lock.json ./
@@ -22,7 +25,7 @@ COPY core ./core
 COPY connector ./connector
 COPY functions ./functions
 RUN node node_modules/esbuild/bin/esbuild connector/main.ts functions/server.ts \
-      --bundle --platform=node --target=node22 --format=esm --packages=external \
+      --bundle --splitting --platform=node --target=node22 --format=esm --packages=external \
       --sourcemap --outbase=. --outdir=dist --out-extension:.js=.mjs
 
 # --- deps: production dependencies only, exactly as locked ---------------------------------------

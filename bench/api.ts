@@ -2,8 +2,12 @@
  * `npm run bench:api`: what the HTTP API costs over the DynamoDB query that serves it, measured
  * in one run against the embedded stack (dynalite, s3rver, fauxqs in this process), plus the
  * Lambda bundle's size and cold import time, and what authentication adds per request (the
- * same route without keys, with an admin key, with an account key). Goals: API p50 within 1.3x
- * of the raw query; bundle under 1.5 MB; cold import under 250 ms.
+ * same route without keys, with an admin key, with an account key). Then the large lists:
+ * `GET /accounts` with 1,000 accounts (not paged: one response with every account, read by a
+ * Query of the accounts' gsi1 partition, page after page) and the chat list of an account with
+ * 5,000 chats (paged with limit/skip: its first page and a deep one), each beside the raw Query
+ * it runs (BENCH_LARGE_ACCOUNTS, BENCH_LARGE_CHATS, BENCH_LARGE_ITERATIONS to run smaller).
+ * Goals: API p50 within 1.3x of the raw query; bundle under 1.5 MB; cold import under 250 ms.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,6 +20,7 @@ import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createAccount, listAccounts } from '../core/store/accounts.js';
 import { createApiKey } from '../core/store/api-keys.js';
+import { listChats, recordChatActivity } from '../core/store/chats.js';
 import { listMessages, putMessage } from '../core/store/messages.js';
 import { tableOf } from '../core/store/table.js';
 import { startApiServer } from '../functions/server.js';
@@ -27,6 +32,11 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 2000);
 const ACCOUNTS = 20;
 const MESSAGES = 200;
 const CHAT = '15551234567@s.whatsapp.net';
+const LARGE_ACCOUNTS = Number(process.env.BENCH_LARGE_ACCOUNTS ?? 1000);
+const LARGE_CHATS = Number(process.env.BENCH_LARGE_CHATS ?? 5000);
+/** A response of 1,000 accounts is ~0.3 MB: fewer rounds than the small lists. */
+const LARGE_ITERATIONS = Number(process.env.BENCH_LARGE_ITERATIONS ?? 200);
+const SEED_CONCURRENCY = 16;
 
 interface Stats {
   perSecond: number;
@@ -59,14 +69,18 @@ async function measure(operation: () => Promise<unknown>): Promise<Stats> {
  * The API call and the raw query, alternated request by request so that both see the same
  * machine (JIT state, GC, other load): a fair ratio on a busy shared host.
  */
-async function compare(api: () => Promise<unknown>, raw: () => Promise<unknown>): Promise<{ api: Stats; raw: Stats }> {
-  for (let i = 0; i < WARMUP; i++) {
+async function compare(
+  api: () => Promise<unknown>,
+  raw: () => Promise<unknown>,
+  iterations = ITERATIONS,
+): Promise<{ api: Stats; raw: Stats }> {
+  for (let i = 0; i < Math.min(WARMUP, iterations); i++) {
     await api();
     await raw();
   }
   const apiSamples: number[] = [];
   const rawSamples: number[] = [];
-  for (let i = 0; i < ITERATIONS; i++) {
+  for (let i = 0; i < iterations; i++) {
     let t = performance.now();
     await api();
     apiSamples.push(performance.now() - t);
@@ -98,6 +112,16 @@ async function alternate(operations: Record<string, () => Promise<unknown>>): Pr
         xs.reduce((a, b) => a + b, 0),
       ),
     ]),
+  );
+}
+
+/** Runs `work` for 0..count-1, SEED_CONCURRENCY at a time. */
+async function seed(count: number, work: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: SEED_CONCURRENCY }, async () => {
+      while (next < count) await work(next++);
+    }),
   );
 }
 
@@ -155,6 +179,44 @@ async function main(): Promise<void> {
       ...(await compare(
         () => get('/accounts'),
         () => listAccounts(table),
+      )),
+    });
+
+    // The large lists: accounts up to LARGE_ACCOUNTS, and LARGE_CHATS chats on bench1.
+    await seed(LARGE_ACCOUNTS - ACCOUNTS, (i) =>
+      createAccount(table, { id: `bench${ACCOUNTS + i}`, collectionName: `auth_bench${ACCOUNTS + i}`, status: 'connected' }),
+    );
+    await seed(LARGE_CHATS, (i) =>
+      recordChatActivity(table, 'bench1', {
+        chatId: `${15560000000 + i}@s.whatsapp.net`,
+        timestamp: 1_700_000_000_000 + i * 1000,
+        name: `Contact ${i}`,
+        unread: i % 3 === 0,
+      }),
+    );
+    results.push({
+      name: `GET /accounts (${LARGE_ACCOUNTS} accounts, one response)`,
+      ...(await compare(
+        () => get('/accounts'),
+        () => listAccounts(table),
+        LARGE_ITERATIONS,
+      )),
+    });
+    results.push({
+      name: `GET /accounts/:id/chats (${LARGE_CHATS} chats, first page of 50)`,
+      ...(await compare(
+        () => get('/accounts/bench1/chats'),
+        () => listChats(table, 'bench1', { limit: 50, skip: 0 }),
+        LARGE_ITERATIONS,
+      )),
+    });
+    const deepSkip = Math.max(0, LARGE_CHATS - 100);
+    results.push({
+      name: `GET /accounts/:id/chats (${LARGE_CHATS} chats, limit 100 skip ${deepSkip})`,
+      ...(await compare(
+        () => get(`/accounts/bench1/chats?limit=100&skip=${deepSkip}`),
+        () => listChats(table, 'bench1', { limit: 100, skip: deepSkip }),
+        LARGE_ITERATIONS,
       )),
     });
 

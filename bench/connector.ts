@@ -18,6 +18,12 @@
  *    registration, then five, each its own URL on the receiver): a message counts as delivered
  *    when every webhook got it. It prints the connector CPU per message of each count and the
  *    ratio of the last to the first.
+ * 3. The floor (bench/connector/floor.ts, BENCH_FLOOR=0 skips it): plain Baileys sockets over the
+ *    same traffic; the connector's CPU per message as a ratio to theirs.
+ * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
+ *    exchanged messages with 20 contacts (BENCH_TRAFFIC_ACCOUNTS="200,1000"), and a soak at a
+ *    steady 20 messages/s (BENCH_SOAK_MINUTES, 0 = off).
+ * Also the empty connector's RSS as the image runs it (bench/connector/baseline.ts).
  * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms; five
  * webhooks at most 1.5x the connector CPU per message of one.
  */
@@ -34,6 +40,9 @@ import { createAccount, listAccounts } from '../core/store/accounts.js';
 import { tableOf } from '../core/store/table.js';
 import { registerWebhook } from '../core/store/webhooks.js';
 import { startEmulators } from '../infra/local/emulators.js';
+import { bundledEmptyConnectorRss, formatMb } from './connector/baseline.js';
+import { measureBaileysFloor } from './connector/floor.js';
+import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
 import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
@@ -53,6 +62,12 @@ const webhookSteps = (process.env.BENCH_WEBHOOKS ?? '1,5')
   .map(Number)
   .filter((n) => n > 0)
   .sort((a, b) => a - b);
+const trafficSteps = (process.env.BENCH_TRAFFIC_ACCOUNTS ?? '200,1000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
+const soakMinutes = Number(process.env.BENCH_SOAK_MINUTES ?? 0);
+const runFloor = process.env.BENCH_FLOOR !== '0';
 const LINK_CONCURRENCY = 8;
 const SETTLE_MS = 10_000;
 const OLD_LONG_POLL_MS = 21_000;
@@ -196,6 +211,8 @@ async function main() {
     await sleep(SETTLE_MS);
     const baseline = rssOf(child.pid);
     console.log(`connector idle, 0 accounts: RSS ${(baseline / MB).toFixed(1)} MB`);
+    const bundledBaseline = await bundledEmptyConnectorRss({ ...emulators.env, TABLE_NAME: config.TABLE_NAME }, SETTLE_MS);
+    console.log(`connector idle, 0 accounts, bundled as in the image: RSS ${formatMb(bundledBaseline)}`);
 
     const memoryRows: string[] = [];
     const measureMemory = async (target: number) => {
@@ -212,6 +229,8 @@ async function main() {
 
     const throughputRows: string[] = [];
     const cpuPerMessageByWebhooks = new Map<number, number>();
+    /** Of the run with one webhook (the fewest), for the floor's ratio. */
+    let connectorCpuMsPerMessage = Number.NaN;
     const measureThroughput = async (receivers: number, webhooks: number) => {
       await registerWebhooksUpTo(webhooks);
       await linkUpTo(Math.max(linked, receivers));
@@ -245,6 +264,7 @@ async function main() {
       const perMessageMs = (seconds: number) => ((seconds * 1000) / totalMessages).toFixed(2);
       const connectorCpu = cpuSecondsOf(child.pid) - connectorCpuBefore;
       cpuPerMessageByWebhooks.set(webhooks, (connectorCpu * 1000) / totalMessages);
+      if (webhooks === webhookSteps[0]) connectorCpuMsPerMessage = (connectorCpu * 1000) / totalMessages;
       const cpuRow =
         `  CPU per message: connector ${perMessageMs(connectorCpu)} ms, ` +
         `emulators and webhook receiver ${perMessageMs((benchCpu.user + benchCpu.system) / 1e6)} ms, ` +
@@ -261,22 +281,69 @@ async function main() {
       console.log(cpuRow);
     };
 
-    // Throughput runs when exactly `throughputAccounts` accounts exist, between the memory steps.
-    const steps = [...new Set([...accountSteps, throughputAccounts])].sort((a, b) => a - b);
+    const floorRows: string[] = [];
+    const measureFloor = async (receivers: number) => {
+      const floor = await measureBaileysFloor({
+        descriptor: sandbox.descriptor,
+        control,
+        receivers,
+        messages: totalMessages,
+        sendConcurrency: SEND_CONCURRENCY,
+        ...(offeredRate ? { rate: offeredRate } : {}),
+      });
+      floorRows.push(
+        `floor, plain Baileys sockets (no store, queue or webhook) at ${receivers} accounts: ${floor.cpuMsPerMessage.toFixed(2)} ms CPU ` +
+          `per message (${floor.rate.toFixed(0)} messages/s); connector ${connectorCpuMsPerMessage.toFixed(2)} ms = ` +
+          `${(connectorCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x the floor`,
+      );
+      console.log(floorRows.at(-1));
+    };
+
+    const trafficRows: string[] = [];
+    const traffic: TrafficContext = {
+      table,
+      queues,
+      control,
+      phoneOf: (index) => String(15551000000 + index),
+      connectorPid: () => child.pid,
+      delivered,
+      baselineRss: baseline,
+    };
+    const measureTraffic = async (accounts: number) => {
+      await linkUpTo(Math.max(linked, accounts));
+      await restartWith(linked);
+      await sleep(OLD_LONG_POLL_MS);
+      trafficRows.push(await measureMemoryWithTraffic(traffic, accounts));
+      console.log(trafficRows.at(-1));
+    };
+
+    // Throughput runs when exactly `throughputAccounts` accounts exist, between the memory steps;
+    // the traffic steps after the idle ones (traffic leaves sessions behind).
+    const steps = [...new Set([...accountSteps, throughputAccounts, ...trafficSteps])].sort((a, b) => a - b);
     for (const step of steps) {
       if (accountSteps.includes(step)) await measureMemory(step);
-      if (step === throughputAccounts) for (const webhooks of webhookSteps) await measureThroughput(step, webhooks);
+      if (step === throughputAccounts) {
+        for (const webhooks of webhookSteps) await measureThroughput(step, webhooks);
+        if (runFloor) await measureFloor(step);
+      }
+      if (trafficSteps.includes(step)) await measureTraffic(step);
     }
     const [fewest, most] = [webhookSteps[0], webhookSteps.at(-1)];
     if (fewest !== undefined && most !== undefined && most !== fewest) {
       const ratio = cpuPerMessageByWebhooks.get(most)! / cpuPerMessageByWebhooks.get(fewest)!;
       throughputRows.push(`connector CPU per message, ${most} webhooks / ${fewest}: ${ratio.toFixed(2)}x (goal: at most 1.5x)`);
     }
+    if (soakMinutes > 0) trafficRows.push(...(await soak(traffic, linked, soakMinutes)));
 
     console.log('\n== connector benchmark (sandbox network, emulators, connector in a child process) ==');
-    console.log(`memory, idle connector: baseline ${(baseline / MB).toFixed(1)} MB with 0 accounts`);
+    console.log(
+      `memory, idle connector: baseline ${(baseline / MB).toFixed(1)} MB with 0 accounts (${formatMb(bundledBaseline)} bundled as in the image)`,
+    );
     for (const row of memoryRows) console.log(`  ${row}`);
     for (const row of throughputRows) console.log(row);
+    for (const row of floorRows) console.log(row);
+    if (trafficRows.length > 0) console.log('memory with traffic (RSS per account above the empty connector):');
+    for (const row of trafficRows) console.log(`  ${row}`);
   } finally {
     await stopAll();
   }

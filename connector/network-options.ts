@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent as HttpsAgent } from 'node:https';
-import { WA_CERT_DETAILS, type SocketConfig } from '@whiskeysockets/baileys';
+import type { SocketConfig } from '@whiskeysockets/baileys';
 import { Agent as UndiciAgent } from 'undici';
 import type { Config } from '../core/config.js';
 import { ConfigError } from '../core/config.js';
@@ -15,6 +15,12 @@ export interface NetworkOptions {
   mode: 'whatsapp' | 'sandbox';
   /** `qrTimeout` (how long each QR lives) is left to Baileys except in tests, which shorten it. */
   socket: Partial<Pick<SocketConfig, 'waWebSocketUrl' | 'fetchAgent' | 'qrTimeout'>>;
+  /**
+   * The certificate root Baileys checks during the Noise handshake, when not WhatsApp's own. Set
+   * into Baileys' WA_CERT_DETAILS when Baileys is loaded (session/load-account-session.ts): an
+   * empty connector does not load Baileys.
+   */
+  rootPublicKey?: Buffer<ArrayBuffer>;
   /** For `downloadMediaMessage(..., {options: {dispatcher}})`; undefined uses the default trust store. */
   downloadDispatcher?: FetchDispatcher;
 }
@@ -32,11 +38,9 @@ export function networkOptionsFrom(config: NetworkConfig): NetworkOptions {
     throw new ConfigError('Sandbox mode needs all of WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE');
   }
   const ca = readFileSync(caFile, 'utf8');
-  // Baileys reads this exported object at handshake time; it is process-wide, which is fine
-  // because one connector process talks to one network.
-  WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(rootKey, 'hex');
   return {
     mode: 'sandbox',
+    rootPublicKey: Buffer.from(rootKey, 'hex'),
     socket: { waWebSocketUrl: wsUrl, fetchAgent: new HttpsAgent({ ca, keepAlive: true }) },
     // undici's Agent and Node's bundled undici-types describe the same dispatch interface with
     // slightly different FormData types; the global fetch accepts it at runtime.

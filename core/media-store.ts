@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import type { AwsClients } from './aws.js';
 import type { Config } from './config.js';
 
@@ -26,6 +25,8 @@ export interface PutStreamOptions {
 }
 
 export async function putStream(store: MediaStore, key: string, body: UploadBody, options: PutStreamOptions): Promise<void> {
+  // Loaded on the first upload: a connector or function that stores no media does not load it.
+  const { Upload } = await import('@aws-sdk/lib-storage');
   const upload = new Upload({
     client: store.s3,
     params: { Bucket: store.bucket, Key: key, Body: body, ContentType: options.contentType },

@@ -5,11 +5,13 @@ import {
   proto,
   type AuthenticationCreds,
   type AuthenticationState,
+  type CacheStore,
   type SignalDataSet,
   type SignalDataTypeMap,
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
 import { createBatcher, type Batcher } from '../../core/batcher.js';
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import {
@@ -33,7 +35,9 @@ import type { Table } from '../../core/store/table.js';
  * absent are remembered (keyStoreFor), so a key Baileys asks for on every message but that
  * does not exist costs no read each time. Creds writes are queued in order and `flush()` waits
  * for them before a reconnect or a shutdown. An in-memory cache in front of the key store
- * spares repeated reads.
+ * spares repeated reads. Both caches are bounded per account (signalKeyCache, KNOWN_ABSENT_LIMIT):
+ * an account that talks to many contacts re-reads the keys it has not used lately instead of
+ * holding every one of them.
  */
 export interface DynamoAuthState {
   state: AuthenticationState;
@@ -77,8 +81,25 @@ function signalKeyWriterFor(table: Table): SignalKeyWriter {
   return writer;
 }
 
-/** Absent keys remembered per collection, at most; the set starts over when full. */
-const KNOWN_ABSENT_LIMIT = 10_000;
+/** Absent keys remembered per collection, at most; the least recently asked for go first. */
+const KNOWN_ABSENT_LIMIT = 1_000;
+/**
+ * Signal keys (sessions, sender keys, pre-keys, mappings) kept in memory per account, at most, and
+ * for how long: Baileys' own cache keeps every key for 5 minutes however many there are.
+ */
+const SIGNAL_KEY_CACHE_LIMIT = 512;
+const SIGNAL_KEY_CACHE_TTL_MS = 5 * 60_000;
+
+/** Baileys' cache interface over a BoundedCache. */
+function signalKeyCache(): CacheStore {
+  const cache = new BoundedCache<string, unknown>('signal-keys', SIGNAL_KEY_CACHE_LIMIT, SIGNAL_KEY_CACHE_TTL_MS);
+  return {
+    get: <T>(key: string) => cache.get(key) as T | undefined,
+    set: (key, value) => cache.set(key, value),
+    del: (key) => cache.delete(key),
+    flushAll: () => cache.clear(),
+  };
+}
 
 function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
   const writer = signalKeyWriterFor(table);
@@ -86,7 +107,7 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
   // (such as sessions or mappings not made yet) on every message. This process is the only
   // writer of the collection while it holds the account's lease, and every write passes
   // through set() below, so an absent key stays absent until set() says otherwise.
-  const knownAbsent = new Set<string>();
+  const knownAbsent = new BoundedCache<string, true>('signal-keys-absent', KNOWN_ABSENT_LIMIT);
   const absentKey = (type: string, id: string) => `${type}\u0000${id}`;
   /** Counts set() calls: a read that overlapped one proves nothing about absence. */
   let writesStarted = 0;
@@ -97,8 +118,7 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
       const stored = toRead.length > 0 ? await readSignalKeys(table, collectionName, type, toRead) : {};
       for (const id of toRead) {
         if (stored[id] !== undefined || writesStarted !== writesBefore) continue;
-        if (knownAbsent.size >= KNOWN_ABSENT_LIMIT) knownAbsent.clear();
-        knownAbsent.add(absentKey(type, id));
+        knownAbsent.set(absentKey(type, id), true);
       }
       const values: { [id: string]: SignalDataTypeMap[T] } = {};
       for (const [id, text] of Object.entries(stored)) {
@@ -121,7 +141,7 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
       writesStarted += 1;
       for (const w of writes) knownAbsent.delete(absentKey(w.type, w.id));
       await writer.add({ collectionName, writes });
-      for (const w of writes) if (w.value === null) knownAbsent.add(absentKey(w.type, w.id));
+      for (const w of writes) if (w.value === null) knownAbsent.set(absentKey(w.type, w.id), true);
     },
   };
 }
@@ -131,7 +151,7 @@ export async function loadDynamoAuthState(table: Table, collectionName: string, 
   const creds: AuthenticationCreds = storedCreds ? (deserialize(storedCreds) as AuthenticationCreds) : initAuthCreds();
   const state: AuthenticationState = {
     creds,
-    keys: makeCacheableSignalKeyStore(keyStoreFor(table, collectionName), logger),
+    keys: makeCacheableSignalKeyStore(keyStoreFor(table, collectionName), logger, signalKeyCache()),
   };
 
   const writes = new SerialQueue();

@@ -27,6 +27,7 @@
  * Any other failure is logged here, once per message, and the first one thrown to the caller
  * (which releases the message for a replay) after the remaining messages of the batch are handled.
  */
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
 import type { AwsClients } from '../../core/aws.js';
@@ -52,7 +53,7 @@ import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '..
 import { KeyedSerial } from '../../core/serial.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import { mapInboundMessage, type MediaDescriptor, type PollVote, type UpdateOrigin } from './map-message.js';
+import type { MediaDescriptor, PollVote, UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
@@ -110,14 +111,15 @@ type StoredMessage = { message: Message; marks: MessageMarks };
 
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
-/** Chat names already written, so a known pushName costs no write per message. */
+/** Chat names already written (the most recent, at most), so a known pushName costs no write per message. */
 const KNOWN_NAMES_LIMIT = 10_000;
 
 export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipeline {
   const table = tableOf(deps.config, deps.clients);
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
-  const knownNames = new Map<string, string>();
+  const knownNames = new BoundedCache<string, string>('chat-names', KNOWN_NAMES_LIMIT);
+  let mapper: typeof import('./map-message.js') | undefined;
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
   const earlyStatuses = new EarlyStatuses();
@@ -126,7 +128,9 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   const updateEventDue = (origin: UpdateOrigin) => !origin.fromMe || deliverFromMe;
 
   async function handleOne(accountId: string, msg: WAMessage, upsertType: MessagesUpsert['type'], ctx: InboundContext) {
-    const action = mapInboundMessage(msg, ctx.selfJid);
+    // Loaded with the first message: map-message loads Baileys, which an empty connector does not need.
+    mapper ??= await import('./map-message.js');
+    const action = mapper.mapInboundMessage(msg, ctx.selfJid);
     const log = deps.logger.child({ accountId, messageId: msg.key.id });
     switch (action.kind) {
       case 'skip':
@@ -362,7 +366,6 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     const nameKey = `${accountId}\n${message.chatId}`;
     if (name && knownNames.get(nameKey) !== name) {
       await renameChat(table, accountId, message.chatId, name);
-      if (knownNames.size >= KNOWN_NAMES_LIMIT) knownNames.clear();
       knownNames.set(nameKey, name);
     }
   }

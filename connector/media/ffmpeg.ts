@@ -1,11 +1,18 @@
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import ffmpeg from 'fluent-ffmpeg';
+import type ffmpeg from 'fluent-ffmpeg';
 
 /**
  * fluent-ffmpeg bound to the ffmpeg binary shipped in @ffmpeg-installer/ffmpeg (it carries
- * libopus and libx264), so the host needs no ffmpeg of its own.
+ * libopus and libx264), so the host needs no ffmpeg of its own. Loaded on the first conversion:
+ * a connector that never converts media does not hold them in memory.
  */
-ffmpeg.setFfmpegPath(ffmpegInstaller.path);
+let loaded: Promise<typeof ffmpeg> | undefined;
+function loadFfmpeg(): Promise<typeof ffmpeg> {
+  loaded ??= Promise.all([import('fluent-ffmpeg'), import('@ffmpeg-installer/ffmpeg')]).then(([fluent, installer]) => {
+    fluent.default.setFfmpegPath(installer.default.path);
+    return fluent.default;
+  });
+  return loaded;
+}
 
 /** A conversion that takes longer than this is killed: a stuck ffmpeg must not hold a send. */
 const FFMPEG_TIMEOUT_SECONDS = 300;
@@ -22,11 +29,12 @@ export interface FfmpegRun {
  * Resolves with what ffmpeg reported about the input, rejects with ffmpeg's error (its stderr
  * tail is in the message: no message contents are in it, only stream descriptions).
  */
-export function runFfmpeg(
+export async function runFfmpeg(
   inputPath: string,
   outputPath: string,
   configure: (command: ffmpeg.FfmpegCommand) => ffmpeg.FfmpegCommand,
 ): Promise<FfmpegRun> {
+  const ffmpeg = await loadFfmpeg();
   return new Promise((resolve, reject) => {
     const run: FfmpegRun = {};
     configure(ffmpeg({ timeout: FFMPEG_TIMEOUT_SECONDS }).input(inputPath))

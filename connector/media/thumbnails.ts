@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import sharp from 'sharp';
 import { runFfmpeg } from './ffmpeg.js';
 
 /** WhatsApp's inline preview: a tiny JPEG, 32 px wide, shown blurred until the media loads. */
@@ -18,6 +17,8 @@ export interface VideoInfo extends ImageInfo {
 
 /** The JPEG thumbnail of an image file, upright (EXIF orientation applied), plus its size. */
 export async function imageThumbnail(imagePath: string): Promise<ImageInfo> {
+  // Loaded on first use: sharp and libvips take ~25 MB that a connector without media never needs.
+  const { default: sharp } = await import('sharp');
   const metadata = await sharp(imagePath).metadata();
   const thumbnail = await sharp(imagePath)
     .rotate()

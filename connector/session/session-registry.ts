@@ -6,7 +6,8 @@ import { NotFoundError } from '../../core/errors.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { NetworkOptions } from '../network-options.js';
 import type { Ownership } from '../ownership/ownership.js';
-import { AccountSession, type FinalStatus, type SessionEndReason, type StartReason } from './account-session.js';
+import type { AccountSession, FinalStatus, SessionEndReason, StartReason } from './account-session.js';
+import { loadAccountSession } from './load-account-session.js';
 import type { InboundHandlers } from './event-dispatcher.js';
 import type { SessionEvents } from './session-events.js';
 
@@ -116,6 +117,7 @@ export class SessionRegistry {
       }
       if (!(await this.deps.ownership.acquire(accountId))) return 'owned_elsewhere';
       this.lastRenewed.set(accountId, Date.now());
+      const AccountSession = await loadAccountSession(this.deps.network);
       const session = new AccountSession({
         accountId,
         collectionName: account.collectionName,

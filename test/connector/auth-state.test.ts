@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { proto } from '@whiskeysockets/baileys';
-import { readCreds } from '../../core/store/auth-state.js';
+import { BufferJSON, proto } from '@whiskeysockets/baileys';
+import { cacheSizes } from '../../core/bounded-cache.js';
+import { readCreds, writeSignalKeys } from '../../core/store/auth-state.js';
 import { loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
@@ -96,5 +97,42 @@ describe('Baileys auth state in DynamoDB', () => {
     await auth.state.keys.set({ session: { 'dave.0': null } });
     expect((await auth.state.keys.get('session', ['dave.0']))['dave.0']).toBeFalsy();
     expect(await (await loadDynamoAuthState(t.table, 'auth_absent', silentLogger)).state.keys.get('session', ['dave.0'])).toEqual({});
+  });
+
+  // Bounds of the caches in front of DynamoDB (512 keys, 1,000 absent keys per account). A key
+  // written straight to the table (behind the caches' back) shows which keys are still cached:
+  // a cached one reads its old value, an evicted one is read again and shows the new value.
+  const behindTheCachesBack = (collectionName: string, type: string, id: string, value: unknown) =>
+    writeSignalKeys(t.table, collectionName, [{ type, id, value: JSON.stringify(value, BufferJSON.replacer) }]);
+
+  it('holds at most 512 keys in memory: after 600 distinct keys the least recent are read again from the table', async () => {
+    const before = cacheSizes()['signal-keys']?.entries ?? 0;
+    const auth = await loadDynamoAuthState(t.table, 'auth_bounded', silentLogger);
+    const sessions: Record<string, Uint8Array> = {};
+    for (let i = 0; i < 600; i++) sessions[`peer${i}.0`] = new Uint8Array([i % 256, 1]);
+    await auth.state.keys.set({ session: sessions });
+    expect(cacheSizes()['signal-keys']!.entries - before).toBeLessThanOrEqual(512);
+
+    await behindTheCachesBack('auth_bounded', 'session', 'peer0.0', new Uint8Array([0, 2]));
+    await behindTheCachesBack('auth_bounded', 'session', 'peer599.0', new Uint8Array([87, 2]));
+    const got = await auth.state.keys.get('session', ['peer0.0', 'peer599.0']);
+    expect(Buffer.from(got['peer0.0']!)).toEqual(Buffer.from([0, 2]));
+    expect(Buffer.from(got['peer599.0']!)).toEqual(Buffer.from([87, 1]));
+    const all = await auth.state.keys.get('session', Object.keys(sessions));
+    expect(Object.keys(all)).toHaveLength(600);
+  });
+
+  it('remembers at most 1,000 absent keys: after 1,100 the least recent are read again from the table', async () => {
+    const before = cacheSizes()['signal-keys-absent']?.entries ?? 0;
+    const auth = await loadDynamoAuthState(t.table, 'auth_absent_bounded', silentLogger);
+    const ids = Array.from({ length: 1100 }, (_, i) => `nobody${i}.0`);
+    expect(await auth.state.keys.get('session', ids)).toEqual({});
+    expect(cacheSizes()['signal-keys-absent']!.entries - before).toBeLessThanOrEqual(1000);
+
+    await behindTheCachesBack('auth_absent_bounded', 'session', 'nobody0.0', new Uint8Array([5]));
+    await behindTheCachesBack('auth_absent_bounded', 'session', 'nobody1099.0', new Uint8Array([6]));
+    const got = await auth.state.keys.get('session', ['nobody0.0', 'nobody1099.0']);
+    expect(Buffer.from(got['nobody0.0']!)).toEqual(Buffer.from([5]));
+    expect(got['nobody1099.0']).toBeUndefined();
   });
 });

@@ -1,0 +1,142 @@
+/**
+ * Memory with traffic, a step of `bench:connector`. Idle accounts that never talked to anyone are
+ * the easy case: here every account first exchanges messages with CONTACTS distinct contacts
+ * (each contact sends it a text, the account answers through a send command: a Signal session
+ * each way with every contact), then the connector idles and its RSS is read; per account =
+ * (RSS - RSS of the empty connector) / accounts.
+ *
+ * The soak (BENCH_SOAK_MINUTES, off by default; the issue's figure is 30) then offers a steady
+ * 20 messages/s from the contacts to the accounts and samples RSS every 30 s: growth from minute
+ * 5 to the end is what a leak would show (from the first sample when the soak is shorter).
+ */
+import { newCommandId, newMessageId } from '../../core/ids.js';
+import type { Queues } from '../../core/queues.js';
+import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
+import type { Table } from '../../core/store/table.js';
+import type { SandboxControl } from '../../test/e2e/support/sandbox-control.js';
+import { waitFor } from '../../test/support/wait.js';
+import { inBatches, MB, rssOf, sleep } from './measure.js';
+
+/** Distinct contacts per account (the same phones for every account). */
+const CONTACTS = 20;
+const CONTACT_BASE = 15555000000;
+const CONCURRENCY = 40;
+const SETTLE_MS = 15_000;
+const SOAK_SAMPLE_MS = 30_000;
+
+export interface TrafficContext {
+  table: Table;
+  queues: Queues;
+  control: SandboxControl;
+  /** The phone number of account `index` (its id is `bench<index>`). */
+  phoneOf: (index: number) => string;
+  /** The connector process now (it is restarted between steps). */
+  connectorPid: () => number;
+  /** Message ids the webhook receiver got. */
+  delivered: { has(messageId: string): boolean };
+  /** RSS of the connector with no account. */
+  baselineRss: number;
+}
+
+const contactPhones = Array.from({ length: CONTACTS }, (_, c) => String(CONTACT_BASE + c));
+let contactsCreated = false;
+
+/** Every account of `accounts` exchanges a message each way with every contact; answers the RSS per account after idling. */
+export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: number): Promise<string> {
+  if (!contactsCreated) {
+    for (const [c, phone] of contactPhones.entries()) await ctx.control.createPhone(phone, `Contact ${c}`);
+    contactsCreated = true;
+  }
+  const pairs = Array.from({ length: accounts * CONTACTS }, (_, i) => ({ account: Math.floor(i / CONTACTS), contact: i % CONTACTS }));
+  const started = performance.now();
+
+  const inbound: string[] = [];
+  await inBatches(pairs, CONCURRENCY, async ({ account, contact }) => {
+    const { id } = await ctx.control.sendFromPhone(contactPhones[contact]!, ctx.phoneOf(account), `hello ${account} ${contact}`);
+    inbound.push(id);
+  });
+  await waitFor(`${inbound.length} inbound webhooks`, () => inbound.every((id) => ctx.delivered.has(id)), {
+    timeoutMs: 1_800_000,
+    intervalMs: 500,
+  });
+
+  const outbound: { accountId: string; messageId: string }[] = [];
+  await inBatches(pairs, CONCURRENCY, async ({ account, contact }) => {
+    const accountId = `bench${account}`;
+    const ids = { messageId: newMessageId(), commandId: newCommandId() };
+    await putPendingOutbound(ctx.table, accountId, ids, Date.now() + 600_000);
+    await ctx.queues.sendCommand({
+      type: 'send_text',
+      accountId,
+      commandId: ids.commandId,
+      payload: { messageId: ids.messageId, to: `${contactPhones[contact]}@s.whatsapp.net`, text: `hi ${contact}` },
+    });
+    outbound.push({ accountId, messageId: ids.messageId });
+  });
+  let failed = 0;
+  await inBatches(outbound, CONCURRENCY, async ({ accountId, messageId }) => {
+    await waitFor(
+      `send ${messageId} done`,
+      async () => {
+        const status = (await findOutbound(ctx.table, accountId, messageId, false))?.status;
+        return status === 'sent' || status === 'failed' || status === 'unknown' ? status : undefined;
+      },
+      { timeoutMs: 1_800_000, intervalMs: 500 },
+    ).then((status) => {
+      if (status !== 'sent') failed += 1;
+    });
+  });
+  const exchangeSeconds = (performance.now() - started) / 1000;
+
+  await sleep(SETTLE_MS);
+  const rss = rssOf(ctx.connectorPid());
+  return (
+    `${String(accounts).padStart(4)} accounts, each after ${CONTACTS} contacts (${pairs.length} in, ${pairs.length} out` +
+    `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s): RSS ${(rss / MB).toFixed(1)} MB, ` +
+    `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account`
+  );
+}
+
+/** Steady inbound traffic at `rate` messages/s for `minutes`; answers the RSS samples and the growth. */
+export async function soak(ctx: TrafficContext, accounts: number, minutes: number, rate = 20): Promise<string[]> {
+  const rows: string[] = [];
+  const samples: { minute: number; rss: number }[] = [];
+  const started = performance.now();
+  const endAt = started + minutes * 60_000;
+  const sent: string[] = [];
+  let stop = false;
+  const sampler = (async () => {
+    while (!stop) {
+      await sleep(SOAK_SAMPLE_MS);
+      const minute = (performance.now() - started) / 60_000;
+      samples.push({ minute, rss: rssOf(ctx.connectorPid()) });
+      rows.push(`  soak minute ${minute.toFixed(1)}: RSS ${(samples.at(-1)!.rss / MB).toFixed(1)} MB`);
+      console.log(rows.at(-1));
+    }
+  })();
+  let n = 0;
+  const senders: Promise<void>[] = [];
+  while (performance.now() < endAt) {
+    const i = n++;
+    await sleep(Math.max(0, started + (i * 1000) / rate - performance.now()));
+    senders.push(
+      ctx.control.sendFromPhone(contactPhones[i % CONTACTS]!, ctx.phoneOf(i % accounts), `soak ${i}`).then(({ id }) => {
+        sent.push(id);
+      }),
+    );
+  }
+  await Promise.all(senders);
+  stop = true;
+  await sampler;
+  const delivered = sent.filter((id) => ctx.delivered.has(id)).length;
+  const from = samples.find((s) => s.minute >= 5) ?? samples[0];
+  const last = samples.at(-1);
+  if (from && last) {
+    rows.push(
+      `soak ${minutes} min at ${rate} msg/s over ${accounts} accounts: ${sent.length} sent, ${delivered} delivered by the end; ` +
+        `RSS ${(from.rss / MB).toFixed(1)} MB at minute ${from.minute.toFixed(1)} -> ${(last.rss / MB).toFixed(1)} MB at minute ` +
+        `${last.minute.toFixed(1)} (${(((last.rss - from.rss) / from.rss) * 100).toFixed(1)}%; goal: at most +10% from minute 5 to 30)`,
+    );
+  }
+  return rows;
+}
