@@ -4,12 +4,13 @@ import { whyNotEditable } from '../core/edit-window.js';
 import { MESSAGE_ID_PATTERN } from '../core/jid.js';
 import { jidSchema } from '../core/schemas/jid.js';
 import { findMessage } from '../core/store/messages.js';
-import { idempotencyHeaders, idempotentRequest } from './idempotency.js';
+import { idempotentRequest } from './idempotency.js';
 import { accountOf } from './known-account.js';
 import { newRouter } from './router.js';
+import { doneResponse, jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
 import { sendAndWait, type SendRequest } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema, requiredString } from './validation.js';
+import { requiredString } from './validation.js';
 
 /**
  * Sends of the kinds beyond text and media (location, contact, poll), and edit and forward of a
@@ -23,8 +24,6 @@ const MAX_TEXT_LENGTH = 4096;
 const MIN_POLL_OPTIONS = 2;
 const MAX_POLL_OPTIONS = 12;
 const MAX_CONTACTS = 10;
-
-const params = z.object({ accountId: accountIdParam });
 
 const messageIdField = (field: string) =>
   z.string().regex(MESSAGE_ID_PATTERN, { error: `${field} must be a message id (letters and digits)` });
@@ -158,27 +157,8 @@ const forwardBody = z
   .object({ to: requiredString(FORWARD_REQUIRED), messageId: requiredString(FORWARD_REQUIRED) })
   .pipe(z.object({ to: jidSchema('to'), messageId: messageIdField('messageId') }));
 
-const errors = {
-  400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
-  404: {
-    description: 'Account (or, for edit and forward, message) not found',
-    content: { 'application/json': { schema: errorBodySchema } },
-  },
-  409: { description: 'Idempotency-Key reused with a different request', content: { 'application/json': { schema: errorBodySchema } } },
-  500: {
-    description: 'internal_error: not connected, rejected or timed out',
-    content: { 'application/json': { schema: errorBodySchema } },
-  },
-};
-const sentResponse = {
-  description: 'Sent',
-  content: { 'application/json': { schema: z.object({ ok: z.literal(true), messageId: z.string() }) } },
-};
-const jsonBody = <T extends z.ZodType>(schema: T) => ({
-  body: { required: true, content: { 'application/json': { schema } } },
-  params,
-  headers: idempotencyHeaders,
-});
+const errors = sendErrors('Account (or, for edit and forward, message) not found');
+const jsonBody = jsonSendRequest;
 
 const sendLocation = createRoute({
   method: 'post',
@@ -207,10 +187,7 @@ const edit = createRoute({
   summary: 'Edit a text message this account sent (within 15 minutes of sending)',
   request: jsonBody(editBody),
   responses: {
-    200: {
-      description: 'Edited',
-      content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: z.string() }) } },
-    },
+    200: doneResponse('Edited'),
     ...errors,
   },
 });

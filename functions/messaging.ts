@@ -3,17 +3,16 @@ import { OperationFailedError, ValidationError } from '../core/errors.js';
 import { MESSAGE_ID_PATTERN } from '../core/jid.js';
 import { jidSchema } from '../core/schemas/jid.js';
 import { findMessage } from '../core/store/messages.js';
-import { idempotencyHeaders, idempotentRequest } from './idempotency.js';
+import { idempotentRequest } from './idempotency.js';
 import { accountOf } from './known-account.js';
 import { newRouter } from './router.js';
+import { doneResponse, jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
 import { sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema, requiredString } from './validation.js';
+import { requiredString } from './validation.js';
 
 /** WhatsApp's own limit; longer text answers `internal_error` (docs/api.md). */
 const MAX_TEXT_LENGTH = 4096;
-
-const params = z.object({ accountId: accountIdParam });
 
 /** A message id field, checked once the required fields are all there. */
 const messageIdField = (field: string) =>
@@ -55,29 +54,10 @@ const deleteBody = z
   })
   .pipe(z.object({ to: jidSchema('to'), messageId: messageIdField('messageId') }));
 
-const errors = {
-  400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
-  404: { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } },
-  409: { description: 'Idempotency-Key reused with a different request', content: { 'application/json': { schema: errorBodySchema } } },
-  500: {
-    description: 'internal_error: not connected, rejected or timed out',
-    content: { 'application/json': { schema: errorBodySchema } },
-  },
-};
-const sentResponse = {
-  description: 'Sent',
-  content: { 'application/json': { schema: z.object({ ok: z.literal(true), messageId: z.string() }) } },
-};
-const messageResponse = {
-  description: 'Done',
-  content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: z.string() }) } },
-};
+const errors = sendErrors();
+const messageResponse = doneResponse();
 
-const jsonBody = <T extends z.ZodType>(schema: T) => ({
-  body: { required: true, content: { 'application/json': { schema } } },
-  params,
-  headers: idempotencyHeaders,
-});
+const jsonBody = jsonSendRequest;
 
 const sendText = createRoute({
   method: 'post',

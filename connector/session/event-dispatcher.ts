@@ -1,7 +1,6 @@
 import {
   isJidGroup,
   jidNormalizedUser,
-  type BaileysEventMap,
   type BinaryNode,
   type ConnectionState,
   type MessageUserReceiptUpdate,
@@ -11,21 +10,12 @@ import {
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
-import type { InboundContext, StatusUpdate } from '../inbound/pipeline.js';
+import type { InboundContext, InboundPipeline, StatusUpdate } from '../inbound/pipeline.js';
 import { statusFromBaileys } from '../inbound/status.js';
 import type { GroupReceipt, GroupRecipients } from '../inbound/group-receipts.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
-export interface InboundHandlers {
-  handleUpsert(accountId: string, upsert: BaileysEventMap['messages.upsert'], ctx: InboundContext): Promise<void>;
-  handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
-  handleGroupReceipts(
-    accountId: string,
-    groupJid: string,
-    receipts: readonly GroupReceipt[],
-    recipients: () => Promise<GroupRecipients | undefined>,
-  ): Promise<void>;
-}
+export type InboundHandlers = InboundPipeline;
 
 export interface DispatchTargets {
   accountId: string;
