@@ -1,8 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { AccountNotConnectedError, ConflictError, ValidationError } from '../core/errors.js';
-import { newUploadId } from '../core/ids.js';
 import { deleteObject } from '../core/media-store.js';
-import { uploadObjectKey } from '../core/keys.js';
 import type { MediaKind } from '../core/schemas/command.js';
 import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
 import { accountOf } from './known-account.js';
@@ -10,7 +8,7 @@ import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
 import { newRouter } from './router.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
-import { receiveUpload } from './upload.js';
+import { receiveUpload, sendUploadDestination } from './upload.js';
 import { accountIdParam, errorBodySchema } from './validation.js';
 
 const KINDS: MediaKind[] = ['image', 'video', 'audio', 'document'];
@@ -63,14 +61,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
     router.openapi(route, async (c) => {
       const account = accountOf(c);
       const idempotencyKey = c.req.valid('header')['idempotency-key'];
-      // Stored only when it may be sent: the account is connected, or the request has an
-      // Idempotency-Key (a retry answers like its first request even once disconnected, and its
-      // file is hashed to tell it from another request). Otherwise the file is checked and counted
-      // as usual, yet never stored.
-      const destination =
-        account.currentStatus === 'connected' || idempotencyKey !== undefined
-          ? { media: services.media, s3Key: uploadObjectKey(account._id, newUploadId()) }
-          : undefined;
+      const destination = sendUploadDestination(services.media, account, idempotencyKey);
       const form = await receiveUpload(c.req.raw, {
         kind,
         fileField: kind,

@@ -1,7 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { AccountNotConnectedError, ConflictError, ValidationError } from '../core/errors.js';
-import { newUploadId } from '../core/ids.js';
-import { uploadObjectKey } from '../core/keys.js';
 import { deleteObject } from '../core/media-store.js';
 import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
 import { accountOf } from './known-account.js';
@@ -9,7 +7,7 @@ import { readMediaSendFields } from './media-fields.js';
 import { newRouter } from './router.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
-import { receiveUpload } from './upload.js';
+import { receiveUpload, sendUploadDestination } from './upload.js';
 import { accountIdParam, errorBodySchema } from './validation.js';
 
 /**
@@ -55,10 +53,7 @@ export function stickerSendRoutes(services: Services): OpenAPIHono<AppEnv> {
   return newRouter().openapi(sendSticker, async (c) => {
     const account = accountOf(c);
     const idempotencyKey = c.req.valid('header')['idempotency-key'];
-    const destination =
-      account.currentStatus === 'connected' || idempotencyKey !== undefined
-        ? { media: services.media, s3Key: uploadObjectKey(account._id, newUploadId()) }
-        : undefined;
+    const destination = sendUploadDestination(services.media, account, idempotencyKey);
     // A sticker has no caption: its fields are a document's without one.
     const readFields = (fields: Record<string, string>) => readMediaSendFields('document', { ...(fields.to ? { to: fields.to } : {}) });
     const form = await receiveUpload(c.req.raw, {

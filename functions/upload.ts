@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
+import { newUploadId } from '../core/ids.js';
+import { uploadObjectKey } from '../core/keys.js';
 import { deleteObject, putStream, type MediaStore } from '../core/media-store.js';
 import { detectMediaType, SNIFF_BYTES, type UploadKind } from './file-types.js';
 
@@ -216,4 +218,20 @@ async function storeOrCount(stream: Readable, fileName: string | undefined, opti
     ...(fileName ? { fileName } : {}),
     ...(options.destination ? { s3Key: options.destination.s3Key } : {}),
   };
+}
+
+/**
+ * Where a media send's upload goes: stored only when it may be sent, that is when the account is
+ * connected, or when the request has an Idempotency-Key (a retry answers like its first request
+ * even once disconnected, and its file is hashed to tell it from another request). Otherwise the
+ * file is checked and counted as usual, yet never stored.
+ */
+export function sendUploadDestination(
+  media: MediaStore,
+  account: { _id: string; currentStatus: string },
+  idempotencyKey: string | undefined,
+): ReceiveOptions['destination'] {
+  return account.currentStatus === 'connected' || idempotencyKey !== undefined
+    ? { media, s3Key: uploadObjectKey(account._id, newUploadId()) }
+    : undefined;
 }
