@@ -1,0 +1,80 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebhookDelivery, type WebhookDelivery } from '../../connector/webhooks/delivery-worker.js';
+import { createQueues } from '../../core/queues.js';
+import type { Message } from '../../core/schemas/message.js';
+import { webhookEventId } from '../../core/schemas/webhook-event.js';
+import { recordChatActivity } from '../../core/store/chats.js';
+import { putMessage } from '../../core/store/messages.js';
+import { tableOf } from '../../core/store/table.js';
+import { Receiver } from '../connector/webhooks/receiver.js';
+import { startApiStack, type TestApi } from '../support/test-api.js';
+import { silentLogger, type TestStack } from '../support/test-stack.js';
+import { waitFor } from '../support/wait.js';
+
+/**
+ * Replay end to end: registrations made through the API, the replay route, the delivery worker,
+ * and a receiver that verifies the signature. The replayed message reaches only the webhook it was
+ * replayed to, with the X-Webhook-Id it had the first time.
+ */
+describe('webhook replay through the delivery worker', () => {
+  let stack: TestStack;
+  let api: TestApi;
+  let stop: (() => Promise<void>) | undefined;
+  let worker: WebhookDelivery | undefined;
+  const replayed = new Receiver();
+  const other = new Receiver();
+  const secret = 'replay-secret-0123456789';
+
+  beforeAll(async () => {
+    ({ stack, api, stop } = await startApiStack());
+    await replayed.up();
+    await other.up();
+    const queues = createQueues(stack.config, stack.clients, silentLogger);
+    worker = startWebhookDelivery({ config: stack.config, clients: stack.clients, logger: silentLogger, queues, registrationCacheMs: 0 });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await stop?.();
+    await replayed.close();
+    await other.close();
+  });
+
+  it('re-sends a stored message to that webhook only, signed, with its original X-Webhook-Id', async () => {
+    const accountId = `rpe${Date.now().toString(36)}`;
+    expect((await api.call('POST', '/accounts', { id: accountId })).status).toBe(201);
+    const target = await api.call('POST', `/accounts/${accountId}/webhooks`, { url: replayed.url, secret });
+    expect(target.status).toBe(201);
+    const webhookId = String((target.body.webhook as { webhookId: string }).webhookId);
+    expect((await api.call('POST', `/accounts/${accountId}/webhooks`, { url: other.url })).status).toBe(201);
+
+    const chatId = '15557770001@s.whatsapp.net';
+    const message: Message = {
+      messageId: '3EB0REPLAYE2E',
+      from: chatId,
+      chatId,
+      timestamp: 1_767_000_000_000,
+      type: 'text',
+      fromMe: false,
+      text: 'again',
+    };
+    await putMessage(tableOf(stack.config, stack.clients), accountId, message);
+    await recordChatActivity(tableOf(stack.config, stack.clients), accountId, { chatId, timestamp: message.timestamp, unread: true });
+
+    const answer = await api.call('POST', `/webhooks/${webhookId}/replay`, { since: message.timestamp - 1, until: message.timestamp + 1 });
+    expect(answer.status).toBe(202);
+    expect(answer.body).toEqual({ ok: true, queued: 1 });
+
+    await waitFor('the replayed POST', () => replayed.posts.length === 1);
+    const [post] = replayed.posts;
+    expect(post?.headers['x-webhook-id']).toBe(webhookEventId(accountId, message.messageId));
+    expect(post?.headers['x-webhook-event']).toBe('message');
+    expect(post?.body).toMatchObject({ event: 'message', accountId, messageId: message.messageId, message: 'again', from: chatId });
+    const signature = String(post?.headers['x-webhook-signature']);
+    const { t, v1 } = Object.fromEntries(signature.split(',').map((part) => part.split('='))) as { t: string; v1: string };
+    expect(v1).toBe(createHmac('sha256', secret).update(`${t}.${post?.raw}`).digest('hex'));
+    // The other webhook of the account selects the same event but was not replayed to.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(other.posts).toHaveLength(0);
+  });
+});
