@@ -1,6 +1,4 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { AccountNotConnectedError, ConflictError, ValidationError } from '../core/errors.js';
-import { deleteObject } from '../core/media-store.js';
 import type { MediaKind } from '../core/schemas/command.js';
 import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
 import { accountOf } from './known-account.js';
@@ -8,7 +6,7 @@ import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
 import { newRouter } from './router.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from './services.js';
-import { receiveUpload, sendUploadDestination } from './upload.js';
+import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 import { accountIdParam, errorBodySchema } from './validation.js';
 
 const KINDS: MediaKind[] = ['image', 'video', 'audio', 'document'];
@@ -106,9 +104,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         );
         return c.json({ ok: true as const, messageId }, 200);
       } catch (error) {
-        // Refused before a command was enqueued: the upload has no reader.
-        const refused = error instanceof ValidationError || error instanceof ConflictError || error instanceof AccountNotConnectedError;
-        if (refused && form.file?.s3Key) await deleteObject(services.media, form.file.s3Key);
+        await discardRefusedUpload(services.media, form.file, error);
         throw error;
       }
     });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
+import { AccountNotConnectedError, ConflictError, PayloadTooLargeError, ValidationError } from '../core/errors.js';
 import { newUploadId } from '../core/ids.js';
 import { uploadObjectKey } from '../core/keys.js';
 import { deleteObject, putStream, type MediaStore } from '../core/media-store.js';
@@ -234,4 +234,10 @@ export function sendUploadDestination(
   return account.currentStatus === 'connected' || idempotencyKey !== undefined
     ? { media, s3Key: uploadObjectKey(account._id, newUploadId()) }
     : undefined;
+}
+
+/** A send refused before its command was enqueued leaves an upload that nothing reads: removed. */
+export async function discardRefusedUpload(media: MediaStore, file: { s3Key?: string } | undefined, error: unknown): Promise<void> {
+  const refused = error instanceof ValidationError || error instanceof ConflictError || error instanceof AccountNotConnectedError;
+  if (refused && file?.s3Key) await deleteObject(media, file.s3Key);
 }
