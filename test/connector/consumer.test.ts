@@ -2,15 +2,14 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newCommandId } from '../../core/ids.js';
-import { createQueues, type Queues } from '../../core/queues.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
 import { done, notOurs, retryLater, type CommandHandlers, type CommandOutcome } from '../../connector/commands/outcome.js';
 import { waitFor } from '../support/wait.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -39,21 +38,12 @@ function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): Co
 }
 
 describe('command consumer', { timeout: 120_000 }, () => {
-  let stack: TestStack;
-  let queues: Queues;
-
-  beforeAll(async () => {
-    stack = await startTestStack();
-    queues = createQueues(stack.config, stack.clients, silentLogger);
-  });
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const t = useTestStack();
 
   it('runs the commands of one account in queue order', async () => {
     const seen: string[] = [];
     const consumer = startCommandConsumer({
-      queues,
+      queues: t.queues,
       logger: silentLogger,
       waitSeconds: 1,
       handlers: handlersFrom(async (command) => {
@@ -63,7 +53,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
     });
     try {
       for (const text of ['one', 'two', 'three']) {
-        await queues.sendCommand({
+        await t.queues.sendCommand({
           type: 'send_text',
           accountId: 'ordered',
           commandId: newCommandId(),
@@ -82,7 +72,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
     const order: Record<string, string[]> = {};
     let overlaps = 0;
     const consumer = startCommandConsumer({
-      queues,
+      queues: t.queues,
       logger: silentLogger,
       waitSeconds: 1,
       handlers: handlersFrom(async (command) => {
@@ -98,7 +88,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
       const accounts = ['fa', 'fb', 'fc', 'fd'];
       for (let i = 0; i < 6; i++) {
         for (const accountId of accounts) {
-          await queues.sendCommand({
+          await t.queues.sendCommand({
             type: 'send_text',
             accountId,
             commandId: newCommandId(),
@@ -117,7 +107,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
   it('a command for an account another connector runs is handed back, and re-queued before the dead-letter limit', async () => {
     const deliveries: string[] = [];
     const consumer = startCommandConsumer({
-      queues,
+      queues: t.queues,
       logger: silentLogger,
       waitSeconds: 1,
       handlers: handlersFrom(async (command) => {
@@ -128,7 +118,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
     });
     try {
       const commandId = newCommandId();
-      await queues.sendCommand({ type: 'connect', accountId: 'elsewhere', commandId, payload: {} });
+      await t.queues.sendCommand({ type: 'connect', accountId: 'elsewhere', commandId, payload: {} });
       await waitFor('the re-queued copy to run', () => deliveries.some((id) => id.includes('.')), { timeoutMs: 60_000 });
       expect(deliveries.filter((id) => id === commandId)).toHaveLength(MAX_RECEIVE_COUNT - 1);
       expect(deliveries.at(-1)).toBe(`${commandId}.${MAX_RECEIVE_COUNT - 1}`);
@@ -140,7 +130,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
   it('a handler that throws leaves the command in the queue for a later try', async () => {
     let attempts = 0;
     const consumer = startCommandConsumer({
-      queues,
+      queues: t.queues,
       logger: silentLogger,
       waitSeconds: 1,
       handlers: handlersFrom(async () => {
@@ -150,7 +140,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
       }),
     });
     try {
-      await queues.sendCommand({ type: 'disconnect', accountId: 'flaky', commandId: newCommandId(), payload: {} });
+      await t.queues.sendCommand({ type: 'disconnect', accountId: 'flaky', commandId: newCommandId(), payload: {} });
       await waitFor('the third attempt', () => attempts >= 3, { timeoutMs: 60_000 });
       expect(attempts).toBe(3);
     } finally {
@@ -161,7 +151,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
   const textOf = (command: Command) => (command.type === 'send_text' ? command.payload.text : command.type);
   const sendTexts = async (accountId: string, texts: string[]) => {
     for (const text of texts) {
-      await queues.sendCommand({
+      await t.queues.sendCommand({
         type: 'send_text',
         accountId,
         commandId: newCommandId(),
@@ -173,7 +163,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
   it('a command still running when its consumer process stops is run by the next consumer', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/consumer-child.ts'], {
       cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...stack.env },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...t.stack.env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const lines: Array<Record<string, unknown>> = [];
@@ -191,7 +181,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
     try {
       await waitFor('the child consumer to start', () => lines.some((l) => l.msg === 'consumer started'));
       const commandId = newCommandId();
-      await queues.sendCommand({ type: 'disconnect', accountId: 'unfinished', commandId, payload: {} });
+      await t.queues.sendCommand({ type: 'disconnect', accountId: 'unfinished', commandId, payload: {} });
       await waitFor('the child to start the command', () => lines.some((l) => l.msg === 'command started' && l.commandId === commandId));
 
       child.kill('SIGTERM');
@@ -199,7 +189,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
       expect(lines.map((l) => l.msg)).toContain('stopped');
 
       next = startCommandConsumer({
-        queues,
+        queues: t.queues,
         logger: silentLogger,
         waitSeconds: 1,
         handlers: handlersFrom(async (command) => {
@@ -223,7 +213,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 14_000));
       return done('ok');
     });
-    const consumers = [1, 2].map(() => startCommandConsumer({ queues, logger: silentLogger, waitSeconds: 1, handlers: handler }));
+    const consumers = [1, 2].map(() => startCommandConsumer({ queues: t.queues, logger: silentLogger, waitSeconds: 1, handlers: handler }));
     try {
       await sendTexts('slow', ['long send']);
       await waitFor('the command to start', () => runs.length >= 1);
@@ -231,9 +221,9 @@ describe('command consumer', { timeout: 120_000 }, () => {
       await waitFor(
         'the command to finish',
         async () => {
-          const left = await stack.clients.sqs.send(
+          const left = await t.stack.clients.sqs.send(
             new GetQueueAttributesCommand({
-              QueueUrl: await queues.commandQueueUrl(),
+              QueueUrl: await t.queues.commandQueueUrl(),
               AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
             }),
           );

@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { newCommandId } from '../../core/ids.js';
-import { createQueues, type Queues } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { useTestStack } from '../support/test-stack.js';
 
-let stack: TestStack;
-let queues: Queues;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-  queues = createQueues(stack.config, stack.clients, silentLogger);
-});
-afterAll(async () => {
-  await stack?.stop();
-});
+const t = useTestStack();
 
 async function receiveAllCommands(expected: number): Promise<Command[]> {
   const bodies: Command[] = [];
   const deadline = Date.now() + 20_000;
   while (bodies.length < expected && Date.now() < deadline) {
-    for (const message of await queues.receiveCommands({ waitSeconds: 1 })) {
+    for (const message of await t.queues.receiveCommands({ waitSeconds: 1 })) {
       bodies.push(message.body);
-      await queues.ackCommand(message.receiptHandle);
+      await t.queues.ackCommand(message.receiptHandle);
     }
   }
   return bodies;
@@ -38,38 +28,38 @@ describe('command queue', () => {
       commandId: newCommandId(),
       payload: { messageId: '3EB0AA', to: '15550001111@s.whatsapp.net', text: 'hi' },
     };
-    await queues.sendCommand(first);
-    await queues.sendCommand(first);
-    await queues.sendCommand(second);
+    await t.queues.sendCommand(first);
+    await t.queues.sendCommand(first);
+    await t.queues.sendCommand(second);
     const received = await receiveAllCommands(2);
     expect(received).toEqual([first, second]);
-    expect(await queues.receiveCommands({ waitSeconds: 1 })).toEqual([]);
+    expect(await t.queues.receiveCommands({ waitSeconds: 1 })).toEqual([]);
   });
 
   it('refuses to send a command that breaks the schema', async () => {
     const bad = { type: 'send_text', accountId: 'q2', commandId: 'c', payload: { to: 'x' } } as unknown as Command;
-    await expect(queues.sendCommand(bad)).rejects.toThrow();
+    await expect(t.queues.sendCommand(bad)).rejects.toThrow();
   });
 
   it('drops a malformed message instead of handing it to the consumer', async () => {
-    await stack.clients.sqs.send(
+    await t.stack.clients.sqs.send(
       new SendMessageCommand({
-        QueueUrl: await queues.commandQueueUrl(),
+        QueueUrl: await t.queues.commandQueueUrl(),
         MessageBody: 'not json',
         MessageGroupId: 'q3',
         MessageDeduplicationId: newCommandId(),
       }),
     );
     const good: Command = { type: 'disconnect', accountId: 'q3', commandId: newCommandId(), payload: {} };
-    await queues.sendCommand(good);
+    await t.queues.sendCommand(good);
     expect(await receiveAllCommands(1)).toEqual([good]);
   });
 
   it('checks the recipient on receipt: a bad `to` is dropped, a device suffix is dropped from a good one', async () => {
     for (const to of ['nobody', '15550001111:7@s.whatsapp.net']) {
-      await stack.clients.sqs.send(
+      await t.stack.clients.sqs.send(
         new SendMessageCommand({
-          QueueUrl: await queues.commandQueueUrl(),
+          QueueUrl: await t.queues.commandQueueUrl(),
           MessageBody: JSON.stringify({
             type: 'send_text',
             accountId: 'q4',
@@ -102,14 +92,14 @@ describe('webhook event queue', () => {
         type: 'text',
       },
     };
-    await queues.sendWebhookEvent(event);
-    const [first] = await queues.receiveWebhookEvents({ waitSeconds: 5 });
+    await t.queues.sendWebhookEvent(event);
+    const [first] = await t.queues.receiveWebhookEvents({ waitSeconds: 5 });
     expect(first?.body).toEqual(event);
-    await queues.changeWebhookVisibility(first!.receiptHandle, 0);
-    const [again] = await queues.receiveWebhookEvents({ waitSeconds: 5 });
+    await t.queues.changeWebhookVisibility(first!.receiptHandle, 0);
+    const [again] = await t.queues.receiveWebhookEvents({ waitSeconds: 5 });
     expect(again?.body).toEqual(event);
     expect(again?.receiveCount).toBe(2);
-    await queues.ackWebhookEvent(again!.receiptHandle);
+    await t.queues.ackWebhookEvent(again!.receiptHandle);
   });
 });
 
@@ -133,43 +123,43 @@ describe('webhook event queue, batched', () => {
   it('sends 25 events at once (one too big for a batch), each exactly once, and acks them all', async () => {
     const big = 'x'.repeat(60_000);
     const events = Array.from({ length: 25 }, (_, n) => eventFor(n, n === 7 ? big : `hi ${n}`));
-    await Promise.all(events.map((event) => queues.sendWebhookEvent(event)));
+    await Promise.all(events.map((event) => t.queues.sendWebhookEvent(event)));
     const received = new Map<string, string>();
     const deadline = Date.now() + 20_000;
     while (received.size < events.length && Date.now() < deadline) {
-      const batch = await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 60 });
+      const batch = await t.queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 60 });
       for (const r of batch) {
         expect(received.has(r.body.eventId)).toBe(false);
         received.set(r.body.eventId, r.receiptHandle);
       }
     }
     expect([...received.keys()].sort()).toEqual(events.map((e) => e.eventId).sort());
-    await Promise.all([...received.values()].map((handle) => queues.ackWebhookEvent(handle)));
-    await queues.flush();
-    expect(await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 0 })).toEqual([]);
+    await Promise.all([...received.values()].map((handle) => t.queues.ackWebhookEvent(handle)));
+    await t.queues.flush();
+    expect(await t.queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 0 })).toEqual([]);
   });
 
   it('changes the visibility of many events at once (more than one batch request) and answers the handles SQS refused', async () => {
     const events = Array.from({ length: 12 }, (_, n) => eventFor(100 + n));
-    await Promise.all(events.map((event) => queues.sendWebhookEvent(event)));
+    await Promise.all(events.map((event) => t.queues.sendWebhookEvent(event)));
     const handles: string[] = [];
     const deadline = Date.now() + 20_000;
     while (handles.length < events.length && Date.now() < deadline) {
-      const batch = await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 600 });
+      const batch = await t.queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 600 });
       handles.push(...batch.map((r) => r.receiptHandle));
     }
     expect(handles).toHaveLength(events.length);
-    const refused = await queues.changeWebhookVisibilities([...handles, 'not-a-receipt-handle'], 0);
+    const refused = await t.queues.changeWebhookVisibilities([...handles, 'not-a-receipt-handle'], 0);
     expect(refused).toEqual(['not-a-receipt-handle']);
     // Visible again at once, although they were received for ten minutes.
     const again = new Set<string>();
     while (again.size < events.length && Date.now() < deadline + 20_000) {
-      for (const r of await queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 60 })) {
+      for (const r of await t.queues.receiveWebhookEvents({ waitSeconds: 1, visibilityTimeoutSeconds: 60 })) {
         again.add(r.body.eventId);
-        await queues.ackWebhookEvent(r.receiptHandle);
+        await t.queues.ackWebhookEvent(r.receiptHandle);
       }
     }
     expect([...again].sort()).toEqual(events.map((e) => e.eventId).sort());
-    await queues.flush();
+    await t.queues.flush();
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_QR_ROUNDS } from '../../connector/session/reconnect-policy.js';
-import { startTestApi, type TestApi } from '../support/test-api.js';
+import type { TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
-import { startGateway, type Gateway } from './support/gateway.js';
-import { collectWebhookEvents, type CollectedEvents } from './support/webhook-events.js';
+import type { Gateway } from './support/gateway.js';
+import { startEventGateway, type CollectedEvents } from './support/webhook-events.js';
 
 /** Each QR lives this long here (WhatsApp's are 60 s, then 20 s), so unscanned rounds run out quickly. */
 const QR_TIMEOUT_MS = 300;
@@ -18,15 +18,12 @@ describe('an unscanned QR', { timeout: 180_000 }, () => {
   let collected: CollectedEvents;
   const carol = { id: 'qrcarol', phone: '15550600003' };
 
+  let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    gw = await startGateway({ webhookDelivery: false, qrTimeoutMs: QR_TIMEOUT_MS });
-    api = await startTestApi(gw.stack);
-    collected = collectWebhookEvents(gw.queues);
+    ({ gw, api, collected, stop } = await startEventGateway({ qrTimeoutMs: QR_TIMEOUT_MS }));
   });
   afterAll(async () => {
-    await collected?.stop();
-    await api?.close();
-    await gw?.stop();
+    await stop?.();
   });
 
   it(`gives a qr event per QR for ${MAX_QR_ROUNDS} rounds, then not_started (qr_timeout)`, async () => {

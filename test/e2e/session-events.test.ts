@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookBody } from '../../core/schemas/webhook-event.js';
 import { FIRST_QR_LIFETIME_MS } from '../../connector/session/qr-log.js';
-import { startTestApi, type TestApi } from '../support/test-api.js';
+import type { TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
-import { startGateway, type Gateway } from './support/gateway.js';
-import { collectWebhookEvents, type CollectedEvents } from './support/webhook-events.js';
+import type { Gateway } from './support/gateway.js';
+import { startEventGateway, type CollectedEvents } from './support/webhook-events.js';
 
 /**
  * Session health as webhook events (docs/webhooks.md): every change of an account's status is
@@ -51,15 +51,12 @@ describe('story: session.status and qr events through kicks, disconnect and logo
     await gw.linkAccount(who.id, who.phone, { logsFrom: from });
   }
 
+  let stop: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    gw = await startGateway({ webhookDelivery: false });
-    api = await startTestApi(gw.stack);
-    collected = collectWebhookEvents(gw.queues);
+    ({ gw, api, collected, stop } = await startEventGateway());
   });
   afterAll(async () => {
-    await collected?.stop();
-    await api?.close();
-    await gw?.stop();
+    await stop?.();
   });
 
   it('a new QR is a qr event with the raw QR and its expiry; the scan gives connected (connected)', async () => {

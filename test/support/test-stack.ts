@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createClients, destroyClients, type AwsClients } from '../../core/aws.js';
 import { loadConfig, type Config } from '../../core/config.js';
+import { createQueues, type Queues } from '../../core/queues.js';
 import { ensureResources } from '../../core/resources.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { startEmulators, type Emulators } from '../../infra/local/emulators.js';
@@ -82,9 +83,14 @@ export const silentLogger = pino({ level: 'silent' });
  * One emulator stack for the enclosing file or describe block: started in beforeAll, stopped in
  * afterAll. Read `stack` and `table` inside tests and hooks (they are set once beforeAll ran).
  */
-export function useTestStack(options: Parameters<typeof startTestStack>[0] = {}): { readonly stack: TestStack; readonly table: Table } {
+export function useTestStack(options: Parameters<typeof startTestStack>[0] = {}): {
+  readonly stack: TestStack;
+  readonly table: Table;
+  readonly queues: Queues;
+} {
   let stack: TestStack | undefined;
   let table: Table | undefined;
+  let queues: Queues | undefined;
   beforeAll(async () => {
     stack = await startTestStack(options);
     table = tableOf(stack.config, stack.clients);
@@ -102,6 +108,11 @@ export function useTestStack(options: Parameters<typeof startTestStack>[0] = {})
     },
     get table() {
       return started(table);
+    },
+    get queues() {
+      const { config, clients } = started(stack);
+      queues ??= createQueues(config, clients, silentLogger);
+      return queues;
     },
   };
 }

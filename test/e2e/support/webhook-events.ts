@@ -1,3 +1,5 @@
+import { startTestApi } from '../../support/test-api.js';
+import { startGateway, type GatewayOptions } from './gateway.js';
 import type { Queues } from '../../../core/queues.js';
 import type { WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { waitFor } from '../../support/wait.js';
@@ -41,6 +43,26 @@ export function collectWebhookEvents(queues: Queues): CollectedEvents {
     async stop() {
       running = false;
       await loop;
+    },
+  };
+}
+
+/**
+ * A gateway whose events stay on the queue for the suite to read (no delivery worker), with the
+ * API in front of it; `stop()` ends all three.
+ */
+export async function startEventGateway(options: Omit<GatewayOptions, 'webhookDelivery'> = {}) {
+  const gw = await startGateway({ ...options, webhookDelivery: false });
+  const api = await startTestApi(gw.stack);
+  const collected = collectWebhookEvents(gw.queues);
+  return {
+    gw,
+    api,
+    collected,
+    async stop() {
+      await collected.stop();
+      await api.close();
+      await gw.stop();
     },
   };
 }
