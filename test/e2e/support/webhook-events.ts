@@ -19,7 +19,7 @@ export interface CollectedEvents {
  * a suite reads what the connector queued. Events of a standard queue come in any order: find
  * them by what they say, not by position.
  */
-export function collectWebhookEvents(queues: Queues): CollectedEvents {
+function collectWebhookEvents(queues: Queues): CollectedEvents {
   const events: WebhookEvent[] = [];
   let running = true;
   const loop = (async () => {
