@@ -8,6 +8,7 @@ import { chatRoutes } from './chats.js';
 import { connectionRoutes } from './connection.js';
 import { docsRoutes } from './docs.js';
 import { handleError } from './errors.js';
+import { contactRoutes } from './contacts.js';
 import { groupRoutes } from './groups.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
@@ -65,6 +66,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', stickerSendRoutes(services));
   app.route('/', chatActionRoutes(services));
   app.route('/', groupRoutes(services));
+  app.route('/', contactRoutes(services));
 
   // Every route but the public ones (functions/auth.ts) takes a key when API_KEY is set.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

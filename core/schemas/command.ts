@@ -130,7 +130,10 @@ const sendPresenceCommandSchema = z.object({
   type: z.literal('send_presence'),
   payload: z.object({ messageId: z.string(), to: jidSchema('to'), state: presenceStateSchema }),
 });
-/** A group operation (list, create, metadata, participants, update, invite, leave); the answer goes to a group request record. */
+/**
+ * A group operation (list, create, metadata, participants, update, invite, leave), or a contact
+ * question (number check, profile picture); the answer goes to a group request record.
+ */
 const groupCommandSchema = z.object({ ...base, type: z.literal('group'), payload: groupOperationSchema });
 
 export const commandSchema = z.discriminatedUnion('type', [

@@ -49,6 +49,10 @@ export const groupOperationSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('update'), groupId: z.string(), subject: z.string().optional(), description: z.string().optional() }),
   z.object({ op: z.literal('invite'), groupId: z.string() }),
   z.object({ op: z.literal('leave'), groupId: z.string() }),
+  // Not group operations, but the same kind of question for the live socket (functions/contacts.ts):
+  // they ride the `group` command and its request record rather than a copy of both.
+  z.object({ op: z.literal('contact_exists'), phone: z.string() }),
+  z.object({ op: z.literal('contact_picture'), jid: z.string() }),
 ]);
 export type GroupOperation = z.infer<typeof groupOperationSchema>;
 
@@ -84,6 +88,8 @@ const groupResultSchema = z.union([
   z.object({ group: groupDetailSchema }),
   z.object({ results: z.array(participantResultSchema) }),
   z.object({ code: z.string(), url: z.string() }),
+  z.object({ exists: z.boolean(), jid: z.string().optional() }),
+  z.object({ url: z.string().nullable() }),
   z.object({}),
 ]);
 export type GroupResult = z.infer<typeof groupResultSchema>;

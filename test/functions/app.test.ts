@@ -77,6 +77,8 @@ describe('the app', () => {
         '/accounts/{accountId}/chats',
         '/accounts/{accountId}/chats/{chatId}/messages',
         '/accounts/{accountId}/connect',
+        '/accounts/{accountId}/contacts/{jid}/picture',
+        '/accounts/{accountId}/contacts/{phone}/exists',
         '/accounts/{accountId}/disconnect',
         '/accounts/{accountId}/groups',
         '/accounts/{accountId}/groups/{groupId}',
