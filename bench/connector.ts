@@ -23,6 +23,8 @@
  * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
  *    exchanged messages with 20 contacts (BENCH_TRAFFIC_ACCOUNTS="200,1000"), and a soak at a
  *    steady 20 messages/s (BENCH_SOAK_MINUTES, 0 = off).
+ * 5. Group fan-out (bench/connector/group-fanout.ts, after the throughput step; BENCH_GROUP=0 skips
+ *    it): API send latency to a group of BENCH_GROUP_MEMBERS (50) against one-to-one, p50/p99.
  * Also the empty connector's RSS as the image runs it (bench/connector/baseline.ts).
  * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms; five
  * webhooks at most 1.5x the connector CPU per message of one.
@@ -42,6 +44,7 @@ import { registerWebhook } from '../core/store/webhooks.js';
 import { startEmulators } from '../infra/local/emulators.js';
 import { bundledEmptyConnectorRss, formatMb } from './connector/baseline.js';
 import { measureBaileysFloor } from './connector/floor.js';
+import { measureGroupFanout } from './connector/group-fanout.js';
 import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
@@ -68,6 +71,7 @@ const trafficSteps = (process.env.BENCH_TRAFFIC_ACCOUNTS ?? '200,1000')
   .filter((n) => n > 0);
 const soakMinutes = Number(process.env.BENCH_SOAK_MINUTES ?? 0);
 const runFloor = process.env.BENCH_FLOOR !== '0';
+const runGroup = process.env.BENCH_GROUP !== '0';
 const LINK_CONCURRENCY = 8;
 const SETTLE_MS = 10_000;
 const OLD_LONG_POLL_MS = 21_000;
@@ -299,6 +303,7 @@ async function main() {
       console.log(floorRows.at(-1));
     };
 
+    const groupRows: string[] = [];
     const trafficRows: string[] = [];
     const traffic: TrafficContext = {
       table,
@@ -325,6 +330,10 @@ async function main() {
       if (step === throughputAccounts) {
         for (const webhooks of webhookSteps) await measureThroughput(step, webhooks);
         if (runFloor) await measureFloor(step);
+        if (runGroup) {
+          groupRows.push(...(await measureGroupFanout({ config, clients, table, control, linked, phoneOf: traffic.phoneOf })));
+          for (const row of groupRows) console.log(row);
+        }
       }
       if (trafficSteps.includes(step)) await measureTraffic(step);
     }
@@ -342,6 +351,7 @@ async function main() {
     for (const row of memoryRows) console.log(`  ${row}`);
     for (const row of throughputRows) console.log(row);
     for (const row of floorRows) console.log(row);
+    for (const row of groupRows) console.log(row);
     if (trafficRows.length > 0) console.log('memory with traffic (RSS per account above the empty connector):');
     for (const row of trafficRows) console.log(`  ${row}`);
   } finally {
