@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
-import { ensureResources, WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
+import { WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
 import { webhookBody, webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
@@ -12,6 +12,7 @@ import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/w
 import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 import { waitFor } from '../../support/wait.js';
+import { workerQueues } from './worker-queues.js';
 import { Receiver } from './receiver.js';
 
 let stack: TestStack;
@@ -45,21 +46,7 @@ interface Case {
  */
 async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
   caseSeq += 1;
-  const suffix = `${caseSeq}-${Date.now()}`;
-  const config = loadConfig({
-    ...stack.env,
-    LOG_LEVEL: 'silent',
-    WEBHOOK_QUEUE_NAME: `wh-${suffix}`,
-    WEBHOOK_DLQ_NAME: `wh-${suffix}-dlq`,
-    WEBHOOK_RETRY_BASE_MS: '500',
-    WEBHOOK_MAX_ATTEMPTS: '3',
-    WEBHOOK_TIMEOUT_MS: '2000',
-    WEBHOOK_PROBE_BASE_MS: '200',
-    WEBHOOK_PROBE_MAX_MS: '1000',
-    ...overrides,
-  });
-  await ensureResources(config, stack.clients, silentLogger);
-  const queues = createQueues(config, stack.clients, silentLogger);
+  const { config, queues } = await workerQueues(stack, overrides);
   const table = tableOf(config, stack.clients);
   const accountId = `acct${caseSeq}`;
   const c: Case = {

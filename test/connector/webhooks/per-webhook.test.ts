@@ -2,10 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../core/config.js';
 import { webhookKey } from '../../../core/keys.js';
-import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
-import { ensureResources } from '../../../core/resources.js';
+import { resolveQueueUrl } from '../../../core/queues.js';
 import type { WebhookRegistration } from '../../../core/schemas/webhook.js';
 import { webhookBody, webhookEventId, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf, type Table } from '../../../core/store/table.js';
@@ -15,6 +13,7 @@ import { startTestApi, type TestApi } from '../../support/test-api.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 import { waitFor } from '../../support/wait.js';
 import { Receiver, type ReceivedPost } from './receiver.js';
+import { workerQueues } from './worker-queues.js';
 
 let stack: TestStack;
 let api: TestApi;
@@ -42,21 +41,7 @@ async function putRegistration(registration: WebhookRegistration): Promise<void>
 /** A worker on its own queues (short retries), the webhooks it registered, its events. */
 async function newRun(overrides: Record<string, string> = {}, registrationCacheMs = 0) {
   seq += 1;
-  const suffix = `pw${seq}-${Date.now()}`;
-  const config = loadConfig({
-    ...stack.env,
-    LOG_LEVEL: 'silent',
-    WEBHOOK_QUEUE_NAME: `wh-${suffix}`,
-    WEBHOOK_DLQ_NAME: `wh-${suffix}-dlq`,
-    WEBHOOK_RETRY_BASE_MS: '500',
-    WEBHOOK_MAX_ATTEMPTS: '6',
-    WEBHOOK_TIMEOUT_MS: '2000',
-    WEBHOOK_PROBE_BASE_MS: '200',
-    WEBHOOK_PROBE_MAX_MS: '1000',
-    ...overrides,
-  });
-  await ensureResources(config, stack.clients, silentLogger);
-  const queues: Queues = createQueues(config, stack.clients, silentLogger);
+  const { config, queues } = await workerQueues(stack, { WEBHOOK_MAX_ATTEMPTS: '6', ...overrides });
   const registered: string[] = [];
   let worker: WebhookDelivery | undefined;
   let n = 0;

@@ -1,10 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useChildCleanup } from '../../support/child-cleanup.js';
 import { terminalQrPrinter } from '../../../infra/local/start.js';
 
 const root = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -18,12 +17,7 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const cleanup = useChildCleanup();
 
 /** Free ports everywhere: the sandbox's fixed defaults may be taken on a shared machine. */
 const baseEnv = (dataDir: string): NodeJS.ProcessEnv => ({
@@ -44,7 +38,7 @@ async function start(env: NodeJS.ProcessEnv, args: string[]): Promise<Running> {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  cleanup.track(child);
   const lines: Array<Record<string, unknown>> = [];
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -100,8 +94,7 @@ async function qrArgs(running: Running, accountId: string): Promise<string[]> {
 
 describe('npm start -- --sandbox', () => {
   it('runs the sandbox in the stack: create, link with sandbox:link, send, receive over HTTP; the link survives a restart', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'wa-trial-'));
-    dirs.push(dataDir);
+    const dataDir = await cleanup.tempDir('wa-trial-');
     const accountId = 'alice';
     const phone = '15550000001';
     const friend = '15550000002';
@@ -161,14 +154,13 @@ describe('npm start -- --sandbox', () => {
   });
 
   it('refuses WA_* settings next to --sandbox, which would point the connector elsewhere', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'wa-trial-'));
-    dirs.push(dataDir);
+    const dataDir = await cleanup.tempDir('wa-trial-');
     const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts', '--sandbox'], {
       cwd: root,
       env: { ...baseEnv(dataDir), WA_WS_URL: 'ws://127.0.0.1:1/ws/chat' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
+    cleanup.track(child);
     let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const code = await new Promise<number | null>((resolveExit) => child.once('exit', (exitCode) => resolveExit(exitCode)));

@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useChildCleanup } from '../../support/child-cleanup.js';
 import { createClients, destroyClients } from '../../../core/aws.js';
 import { loadConfig } from '../../../core/config.js';
 import { putMessage } from '../../../core/store/messages.js';
@@ -21,12 +20,7 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const cleanup = useChildCleanup();
 
 /**
  * `npm start`'s script as a child process, with only the variables a fresh clone would have.
@@ -43,7 +37,7 @@ async function start(dataDir: string): Promise<Running> {
     LOG_LEVEL: 'info',
   };
   const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
+  cleanup.track(child);
   const lines: Array<Record<string, unknown>> = [];
   // 'close', not 'exit': the last log lines may still be in the pipe when the process exits.
   const exited = new Promise<number | null>((resolveExit) => child.once('close', (code) => resolveExit(code)));
@@ -77,8 +71,7 @@ async function stopWith(running: Running, signal: 'SIGINT' | 'SIGTERM' = 'SIGINT
 
 describe('npm start (infra/local/start.ts)', () => {
   it('serves /ping and accounts, stops cleanly on Ctrl-C (and SIGTERM), and a second start finds accounts and messages', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'wa-start-'));
-    dirs.push(dataDir);
+    const dataDir = await cleanup.tempDir('wa-start-');
     const id = `start${Date.now().toString(36)}`;
     const chatId = '15551234567@s.whatsapp.net';
 
