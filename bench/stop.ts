@@ -30,7 +30,8 @@ import { loadConfig, type Config } from '../core/config.js';
 import { newCommandId } from '../core/ids.js';
 import { createQueues } from '../core/queues.js';
 import { ensureResources } from '../core/resources.js';
-import { webhookEventId, type WebhookEvent } from '../core/schemas/webhook-event.js';
+import { messageEventFor } from '../core/message-event.js';
+import type { WebhookEvent } from '../core/schemas/webhook-event.js';
 import { createAccount } from '../core/store/accounts.js';
 import { tableOf } from '../core/store/table.js';
 import { registerWebhook } from '../core/store/webhooks.js';
@@ -75,22 +76,17 @@ async function stopOfNpmStart(): Promise<number[]> {
 }
 
 function webhookEvent(accountId: string, n: number): WebhookEvent {
+  const peer = '15550002222@s.whatsapp.net';
   const messageId = `3EB0BENCH${n}${Date.now().toString(36).toUpperCase()}`;
-  return {
-    eventId: webhookEventId(accountId, messageId),
-    accountId,
-    event: 'message',
-    body: {
-      from: '15550002222@s.whatsapp.net',
-      message: `bench ${n}`,
-      messageId,
-      timestamp: Date.now(),
-      accountId,
-      chatId: '15550002222@s.whatsapp.net',
-      fromMe: false,
-      type: 'text',
-    },
-  };
+  return messageEventFor(accountId, {
+    messageId,
+    from: peer,
+    chatId: peer,
+    timestamp: Date.now(),
+    type: 'text',
+    fromMe: false,
+    text: `bench ${n}`,
+  });
 }
 
 async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promise<Array<{ stopMs: number; visibleMs: number }>> {

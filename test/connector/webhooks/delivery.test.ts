@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
 import { WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
-import { webhookBody, webhookEventId, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
+import { webhookBody, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
@@ -13,6 +13,7 @@ import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js'
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 import { waitFor } from '../../support/wait.js';
 import { workerQueues } from './worker-queues.js';
+import { messageEventFor } from '../../../core/message-event.js';
 import { Receiver } from './receiver.js';
 
 let stack: TestStack;
@@ -63,22 +64,18 @@ async function newCase(overrides: Record<string, string> = {}): Promise<Case> {
       return registration.webhookId;
     },
     event(n) {
+      const peer = '15550002222@s.whatsapp.net';
       const messageId = `3EB0CASE${caseSeq}N${n}`;
-      return {
-        eventId: webhookEventId(accountId, messageId),
-        accountId,
-        event: 'message',
-        body: {
-          from: '15550002222@s.whatsapp.net',
-          message: `hello ${n} 👋`,
-          messageId,
-          timestamp: 1_767_000_000_000 + n,
-          accountId,
-          chatId: '15550002222@s.whatsapp.net',
-          fromMe: false,
-          type: 'text',
-        },
-      };
+      const message = {
+        messageId,
+        from: peer,
+        chatId: peer,
+        timestamp: 1_767_000_000_000 + n,
+        type: 'text',
+        fromMe: false,
+        text: `hello ${n} 👋`,
+      } as const;
+      return messageEventFor(accountId, message);
     },
     async queueDepth(name = config.WEBHOOK_QUEUE_NAME) {
       const url = await resolveQueueUrl(stack.clients.sqs, name);
