@@ -1,9 +1,9 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { isConditionalCheckFailed } from '../errors.js';
 import { CONNECTORS_PARTITION, connectorKey, SHARDS_PARTITION, shardLeaseKey } from '../keys.js';
 import { queryPartition } from './paging.js';
-import { withoutKeys, writeIfCondition, type Table } from './table.js';
+import { dropLease, extendLease, takeLease, ttlOf, type LeaseSpot } from './lease-writes.js';
+import { withoutKeys, type Table } from './table.js';
 
 /**
  * Scale-out records (docs/design.md, Scale-out): a heartbeat per running connector and a lease
@@ -16,9 +16,6 @@ type Heartbeat = z.infer<typeof heartbeatSchema>;
 
 const shardLeaseSchema = z.object({ shard: z.number().int(), owner: z.string(), until: z.number() });
 export type ShardLease = z.infer<typeof shardLeaseSchema>;
-
-const TTL_GRACE_SECONDS = 24 * 60 * 60;
-const ttlOf = (until: number) => Math.floor(until / 1000) + TTL_GRACE_SECONDS;
 
 /** Writes (or refreshes) this connector's heartbeat, live for `ttlMs`. */
 export async function beat(table: Table, connectorId: string, ttlMs: number, now = Date.now()): Promise<void> {
@@ -49,56 +46,19 @@ export async function listShardLeases(table: Table): Promise<ShardLease[]> {
   return items.map((item) => shardLeaseSchema.parse(withoutKeys(item)));
 }
 
-const FREE_OR_MINE = 'attribute_not_exists(pk) OR #until < :now OR #owner = :owner';
-const MINE = '#owner = :owner';
-const names = { '#owner': 'owner', '#until': 'until' };
+const shardLease = (shard: number): LeaseSpot => ({ key: shardLeaseKey(shard), expiryAttribute: 'until' });
 
 /** Takes the shard when its lease is absent, expired or ours; false when another connector holds it. */
 export function acquireShard(table: Table, shard: number, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
-  const until = now + ttlMs;
-  return writeIfCondition(
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...shardLeaseKey(shard), shard, owner, until, expiresAt: ttlOf(until) },
-        ConditionExpression: FREE_OR_MINE,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':now': now, ':owner': owner },
-      }),
-    ),
-  );
+  return takeLease(table, shardLease(shard), { shard }, owner, ttlMs, now);
 }
 
 /** Extends a shard lease we hold; false when it is no longer ours (the caller gives the shard up at once). */
 export function renewShard(table: Table, shard: number, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
-  const until = now + ttlMs;
-  return writeIfCondition(
-    table.doc.send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: shardLeaseKey(shard),
-        UpdateExpression: 'SET #until = :until, expiresAt = :ttl',
-        ConditionExpression: MINE,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':owner': owner, ':until': until, ':ttl': ttlOf(until) },
-      }),
-    ),
-  );
+  return extendLease(table, shardLease(shard), owner, ttlMs, now);
 }
 
 /** Gives a shard up so that another connector takes it at once; a lease not ours is left alone. */
-export async function releaseShard(table: Table, shard: number, owner: string): Promise<void> {
-  try {
-    await table.doc.send(
-      new DeleteCommand({
-        TableName: table.name,
-        Key: shardLeaseKey(shard),
-        ConditionExpression: MINE,
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+export function releaseShard(table: Table, shard: number, owner: string): Promise<void> {
+  return dropLease(table, shardLease(shard), owner);
 }

@@ -1,9 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { isConditionalCheckFailed } from '../errors.js';
 import { leaseKey } from '../keys.js';
 import { batchGet } from './batch.js';
-import { withoutKeys, writeIfCondition, type Table } from './table.js';
+import { dropLease, extendLease, takeLease, type LeaseSpot } from './lease-writes.js';
+import { withoutKeys, type Table } from './table.js';
 
 /**
  * Ownership of an account's WhatsApp socket: exactly one connector may hold it. A lease names its
@@ -25,73 +25,24 @@ const leaseSchema = z.object({
 });
 export type Lease = z.infer<typeof leaseSchema>;
 
-const TTL_GRACE_SECONDS = 24 * 60 * 60;
-
-/** Conditions, named once. */
-const LEASE_FREE_OR_MINE = 'attribute_not_exists(pk) OR leaseExpiresAt < :now OR #owner = :owner';
-const LEASE_MINE = '#owner = :owner';
-
-function leaseItem(accountId: string, owner: string, ttlMs: number, now: number) {
-  const leaseExpiresAt = now + ttlMs;
-  return {
-    ...leaseKey(accountId),
-    accountId,
-    owner,
-    leaseExpiresAt,
-    expiresAt: Math.floor(leaseExpiresAt / 1000) + TTL_GRACE_SECONDS,
-  };
-}
+const accountLease = (accountId: string): LeaseSpot => ({ key: leaseKey(accountId), expiryAttribute: 'leaseExpiresAt' });
 
 /** Takes the lease when it is absent, expired or already ours. False when another owner holds it. */
-export async function acquireLease(table: Table, accountId: string, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
-  return writeIfCondition(
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: leaseItem(accountId, owner, ttlMs, now),
-        ConditionExpression: LEASE_FREE_OR_MINE,
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':now': now, ':owner': owner },
-      }),
-    ),
-  );
+export function acquireLease(table: Table, accountId: string, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+  return takeLease(table, accountLease(accountId), { accountId }, owner, ttlMs, now);
 }
 
 /**
  * Extends a lease we hold. False when it is no longer ours (taken over after it expired, or
  * removed with the account): the caller must close the socket at once.
  */
-export async function renewLease(table: Table, accountId: string, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
-  const item = leaseItem(accountId, owner, ttlMs, now);
-  return writeIfCondition(
-    table.doc.send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: leaseKey(accountId),
-        UpdateExpression: 'SET leaseExpiresAt = :until, expiresAt = :ttl',
-        ConditionExpression: LEASE_MINE,
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner, ':until': item.leaseExpiresAt, ':ttl': item.expiresAt },
-      }),
-    ),
-  );
+export function renewLease(table: Table, accountId: string, owner: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+  return extendLease(table, accountLease(accountId), owner, ttlMs, now);
 }
 
 /** Gives a lease up so another connector may take the account at once; a lease not ours is left alone. */
-export async function releaseLease(table: Table, accountId: string, owner: string): Promise<void> {
-  try {
-    await table.doc.send(
-      new DeleteCommand({
-        TableName: table.name,
-        Key: leaseKey(accountId),
-        ConditionExpression: LEASE_MINE,
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+export function releaseLease(table: Table, accountId: string, owner: string): Promise<void> {
+  return dropLease(table, accountLease(accountId), owner);
 }
 
 export async function findLease(table: Table, accountId: string): Promise<Lease | undefined> {
