@@ -1,8 +1,8 @@
-import { createClients, destroyClients } from '../core/aws.js';
+import { type AwsClients, createClients, destroyClients } from '../core/aws.js';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
-import { startConnector } from './connector.js';
+import { type Connector, startConnector } from './connector.js';
 
 /**
  * The connector process: config from the environment, AWS clients, (resources when
@@ -22,9 +22,7 @@ async function main(): Promise<void> {
   }
   const config = loadConfig();
   const clients = createClients(config);
-  if (config.CREATE_RESOURCES) await ensureResources(config, clients, logger);
-  const connector = await startConnector({ config, clients, logger });
-
+  let connector: Connector | undefined;
   let signals = 0;
   const shutdown = (signal: NodeJS.Signals) => {
     signals += 1;
@@ -33,19 +31,28 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     logger.info({ signal }, 'shutting down');
-    connector
-      .stop()
-      .then(() => {
-        destroyClients(clients);
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      });
+    // A signal during start-up is acted on once the connector is up, so that leases it took are released.
+    if (connector) stopAndExit(connector, clients);
   };
+  // In place before anything starts: a task stopped while starting must still release what it took.
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  if (config.CREATE_RESOURCES) await ensureResources(config, clients, logger);
+  connector = await startConnector({ config, clients, logger });
+  if (signals > 0) stopAndExit(connector, clients);
+}
+
+function stopAndExit(connector: Connector, clients: AwsClients): void {
+  connector
+    .stop()
+    .then(() => {
+      destroyClients(clients);
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    });
 }
 
 main().catch((error: unknown) => {

@@ -36,11 +36,17 @@ export function localDefaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export interface LocalStackOptions {
   /** Run the sandbox network and point the connector at it (`npm start -- --sandbox`). */
   sandbox?: boolean;
+  /** A stop asked for while starting: what has started is stopped again, in reverse order. */
+  abortSignal?: AbortSignal;
 }
 
 export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env, options: LocalStackOptions = {}): Promise<LocalStack> {
   const env = localDefaults(givenEnv);
   const stops: Array<{ name: string; stop: () => Promise<void> }> = [];
+  const started = (name: string, stop: () => Promise<void>) => {
+    stops.push({ name, stop });
+    options.abortSignal?.throwIfAborted();
+  };
   const stopAll = async () => {
     for (const { name, stop } of stops.reverse()) {
       await stop().catch((error: unknown) => logger.error({ err: error, part: name }, 'stop failed'));
@@ -60,7 +66,7 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env,
       // Imported here so that deployments with their own AWS never load the emulators.
       const { startEmulators } = await import('./emulators.js');
       emulators = await startEmulators({ dataDir: config.DATA_DIR });
-      stops.push({ name: 'emulators', stop: () => emulators!.stop() });
+      started('emulators', () => emulators!.stop());
       config = loadConfig({ ...env, ...emulators.env });
       logger.info({ dataDir: config.DATA_DIR, endpoints: emulators.endpoints }, 'embedded AWS started');
     }
@@ -72,31 +78,31 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env,
       // The sandbox reports only trouble unless asked (as `npm run sandbox` does).
       sandboxLogger.level = config.SANDBOX_LOG_LEVEL;
       sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(config));
-      stops.push({ name: 'sandbox', stop: () => sandbox!.sandbox.stop() });
+      started('sandbox', () => sandbox!.sandbox.stop());
       config = { ...config, ...sandbox.env };
       logger.info({ controlUrl: sandbox.sandbox.descriptor.controlUrl, wsUrl: sandbox.env.WA_WS_URL }, 'sandbox network started');
     }
 
     const clients = createClients(config);
-    stops.push({ name: 'aws clients', stop: async () => destroyClients(clients) });
+    started('aws clients', async () => destroyClients(clients));
     // A local stack creates what it needs unless told not to (CREATE_RESOURCES=false).
     if (env.CREATE_RESOURCES !== 'false') await ensureResources(config, clients, logger);
 
     const { startApiServer } = await import('../../functions/server.js');
     const api = await startApiServer({ config, clients, logger, port: config.PORT, host: config.HOST });
-    stops.push({ name: 'api', stop: () => api.close() });
+    started('api', () => api.close());
     logger.info({ url: api.url }, 'API listening');
 
     if (config.CONNECTORS > 1) {
       // Scale-out locally: each connector in a process of its own, sharing the shards.
       const { startConnectorProcesses } = await import('./connector-processes.js');
       const processes = startConnectorProcesses(config.CONNECTORS, { ...env, ...emulators?.env, ...sandbox?.env }, logger);
-      stops.push({ name: 'connectors', stop: () => processes.stop() });
+      started('connectors', () => processes.stop());
     } else {
       // The one place the in-process connector is started for the local stack.
       const { startConnector } = await import('../../connector/connector.js');
       const connector = await startConnector({ config, clients, logger, printTerminalQr: terminalQrPrinter(!sandbox) });
-      stops.push({ name: 'connector', stop: () => connector.stop() });
+      started('connector', () => connector.stop());
     }
 
     const sandboxControlUrl = sandbox?.sandbox.descriptor.controlUrl;
@@ -136,7 +142,10 @@ function silenceSqliteExperimentalWarning(): void {
 const DUPLICATE_SIGNAL_MS = 1000;
 
 async function main(): Promise<void> {
-  const stack = await startLocalStack(process.env, { sandbox: process.argv.slice(2).includes('--sandbox') });
+  // The handlers are in place before anything starts, so that Ctrl-C during start-up stops what
+  // has started as cleanly as a later one (the sandbox and emulators flush their data).
+  const starting = new AbortController();
+  let stack: LocalStack | undefined;
   let firstSignalAt: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
     // Ctrl-C reaches us from the terminal and again relayed by tsx: only a signal well after
@@ -148,19 +157,36 @@ async function main(): Promise<void> {
     }
     firstSignalAt = Date.now();
     logger.info({ signal }, 'stopping');
-    stack
-      .stop()
-      .then(() => {
-        logger.info('stopped');
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'stop failed');
-        process.exit(1);
-      });
+    if (!stack) {
+      starting.abort();
+      return;
+    }
+    stopAndExit(stack);
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  try {
+    stack = await startLocalStack(process.env, { sandbox: process.argv.slice(2).includes('--sandbox'), abortSignal: starting.signal });
+  } catch (error) {
+    if (!starting.signal.aborted) throw error;
+    logger.info('stopped');
+    process.exit(0);
+  }
+  // A signal after the last step but before the stack was handed back.
+  if (starting.signal.aborted) stopAndExit(stack);
+}
+
+function stopAndExit(stack: LocalStack): void {
+  stack
+    .stop()
+    .then(() => {
+      logger.info('stopped');
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      logger.error({ err: error }, 'stop failed');
+      process.exit(1);
+    });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -29,6 +29,22 @@ const cleanup = useChildCleanup();
  * 2-core machine can miss.
  */
 async function start(dataDir: string): Promise<Running> {
+  const launched = launch(dataDir);
+  const ready = new Promise<Pick<Running, 'apiUrl' | 'endpoints'>>((resolveReady, reject) => {
+    launched.onLine((entry, lines) => {
+      const aws = lines.find((l) => l.msg === 'embedded AWS started');
+      if (entry.msg === 'connector started' && aws) {
+        const listening = lines.find((l) => l.msg === 'API listening');
+        resolveReady({ apiUrl: String(listening?.url), endpoints: aws.endpoints as Running['endpoints'] });
+      }
+    });
+    void launched.exited.then((code) => reject(new Error(`npm start exited early with ${code}`)));
+  });
+  return { ...launched, ...(await ready) };
+}
+
+/** The script as a child process, with only the variables a fresh clone would have, and its JSON lines. */
+function launch(dataDir: string) {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -39,27 +55,20 @@ async function start(dataDir: string): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   cleanup.track(child);
   const lines: Array<Record<string, unknown>> = [];
+  const listeners: Array<(entry: Record<string, unknown>, all: typeof lines) => void> = [];
   // 'close', not 'exit': the last log lines may still be in the pipe when the process exits.
   const exited = new Promise<number | null>((resolveExit) => child.once('close', (code) => resolveExit(code)));
-  const ready = new Promise<Pick<Running, 'apiUrl' | 'endpoints'>>((resolveReady, reject) => {
-    let endpoints: Running['endpoints'] | undefined;
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      lines.push(entry);
-      if (entry.msg === 'embedded AWS started') endpoints = entry.endpoints as Running['endpoints'];
-      if (entry.msg === 'connector started' && endpoints) {
-        const listening = lines.find((l) => l.msg === 'API listening');
-        resolveReady({ apiUrl: String(listening?.url), endpoints });
-      }
-    });
-    void exited.then((code) => reject(new Error(`npm start exited early with ${code}`)));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    lines.push(entry);
+    for (const listener of listeners) listener(entry, lines);
   });
-  return { child, lines, exited, ...(await ready) };
+  return { child, lines, exited, onLine: (listener: (typeof listeners)[number]) => listeners.push(listener) };
 }
 
 /** Ctrl-C (SIGINT) or a service manager's SIGTERM: the stack stops, says so, and exits 0. */
@@ -114,6 +123,23 @@ describe('npm start (infra/local/start.ts)', () => {
     };
     expect(messages.messages).toEqual([expect.objectContaining({ messageId: 'KEPT1', text: 'still here' })]);
     await stopWith(second, 'SIGTERM');
+  });
+});
+
+describe('npm start stopped while starting', () => {
+  it('stops what has started and exits 0 on Ctrl-C during start-up, before the connector starts', async () => {
+    const dataDir = await cleanup.tempDir('wa-start-abort-');
+    const launched = launch(dataDir);
+    await new Promise<void>((resolveSeen) =>
+      launched.onLine((entry) => {
+        if (entry.msg === 'embedded AWS started') resolveSeen();
+      }),
+    );
+    launched.child.kill('SIGINT');
+    expect(await launched.exited).toBe(0);
+    expect(launched.lines.some((l) => l.msg === 'stopped')).toBe(true);
+    expect(launched.lines.some((l) => l.msg === 'connector started')).toBe(false);
+    expect(launched.lines.some((l) => l.level === 'fatal' || l.msg === 'stop failed')).toBe(false);
   });
 });
 
