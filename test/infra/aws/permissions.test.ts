@@ -30,13 +30,15 @@ beforeAll(() => {
 });
 afterAll(() => scratch.remove());
 
-/** Statements of the inline policies attached to a role. */
+/** Statements of the policies attached to a role (inline, and any overflow CDK moves to a managed policy). */
 function statementsOf(role: IConstruct | undefined): Statement[] {
   if (!role) throw new Error('role missing');
   const roleId = logicalIdOf(role);
-  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
-    JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`),
-  );
+  const attached = [
+    ...Object.values(template.findResources('AWS::IAM::Policy')),
+    ...Object.values(template.findResources('AWS::IAM::ManagedPolicy')),
+  ];
+  const policies = attached.filter((policy) => JSON.stringify(policy.Properties.Roles ?? []).includes(`"${roleId}"`));
   expect(policies.length).toBeGreaterThan(0);
   return policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
 }
@@ -132,14 +134,16 @@ describe('connector task role', () => {
     grants = grantsOf(statementsOf(gateway.stack.connector.taskDefinition.taskRole));
   });
 
-  it('consumes commands without sending them; sends and consumes webhook events', () => {
+  it('consumes commands and re-queues them on the command queues only; sends and consumes webhook events', () => {
     const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
     for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
       expect(grants.get(`sqs:${action}`)?.sort()).toEqual(arnsOf(...ids.commandQueues, ids.webhookQueue));
     }
     const webhookDeadLetterArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookDeadLetterQueue, 'Arn'] });
-    // Given-up events are moved to the dead-letter queue by the worker itself.
-    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([webhookQueueArn, webhookDeadLetterArn].sort());
+    // A command handed back too often is re-queued as a copy (connector/commands/consumer.ts);
+    // given-up events are moved to the dead-letter queue by the worker itself. Never the
+    // command dead-letter queue.
+    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([...arnsOf(...ids.commandQueues), webhookQueueArn, webhookDeadLetterArn].sort());
     expect(grants.get('sqs:GetQueueUrl')).toContain(webhookDeadLetterArn);
     expect(grants.has('sqs:PurgeQueue')).toBe(false);
   });
