@@ -31,12 +31,12 @@ beforeAll(() => {
 afterAll(() => scratch.remove());
 
 /** Statements of the policies attached to a role (inline, and any overflow CDK moves to a managed policy). */
-function statementsOf(role: IConstruct | undefined): Statement[] {
+function statementsOf(role: IConstruct | undefined, from: Template = template): Statement[] {
   if (!role) throw new Error('role missing');
   const roleId = logicalIdOf(role);
   const attached = [
-    ...Object.values(template.findResources('AWS::IAM::Policy')),
-    ...Object.values(template.findResources('AWS::IAM::ManagedPolicy')),
+    ...Object.values(from.findResources('AWS::IAM::Policy')),
+    ...Object.values(from.findResources('AWS::IAM::ManagedPolicy')),
   ];
   const policies = attached.filter((policy) => JSON.stringify(policy.Properties.Roles ?? []).includes(`"${roleId}"`));
   expect(policies.length).toBeGreaterThan(0);
@@ -146,6 +146,23 @@ describe('connector task role', () => {
     expect(grants.get('sqs:SendMessage')?.sort()).toEqual([...arnsOf(...ids.commandQueues), webhookQueueArn, webhookDeadLetterArn].sort());
     expect(grants.get('sqs:GetQueueUrl')).toContain(webhookDeadLetterArn);
     expect(grants.has('sqs:PurgeQueue')).toBe(false);
+  });
+
+  it('keepSingleCommandQueue: the single queue from before shards is consumed, never sent to; the API never touches it', () => {
+    const upgrading = synthGateway(
+      { keepSingleCommandQueue: 'true' },
+      { outdir: `${scratch.outdir}-upgrading`, bundle: scratch.placeholderBundle },
+    );
+    const legacy = upgrading.stack.resources.legacyCommandQueue;
+    if (!legacy) throw new Error('no single command queue kept');
+    const legacyArn = JSON.stringify({ 'Fn::GetAtt': [logicalIdOf(legacy), 'Arn'] });
+    const connector = grantsOf(statementsOf(upgrading.stack.connector.taskDefinition.taskRole, upgrading.template));
+    for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
+      expect(connector.get(`sqs:${action}`)).toContain(legacyArn);
+    }
+    expect(connector.get('sqs:SendMessage')).not.toContain(legacyArn);
+    const api = grantsOf(statementsOf(upgrading.stack.api.function.role, upgrading.template));
+    expect(JSON.stringify([...api.values()])).not.toContain(logicalIdOf(legacy));
   });
 
   it('DynamoDB item and batch actions on the table, Query on gsi1; no Scan, no table management', () => {
