@@ -101,7 +101,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const isMine = (accountId: string) => ownedShards.has(shardOf(accountId, shardCount));
   // Every connector's running accounts per shard, from the ownership scan's listing: what the
   // shard balancer evens out (docs/design.md, Scale-out).
-  let weights: number[] = [];
+  let weights: number[] | undefined;
   const registry = new SessionRegistry({
     table,
     network,

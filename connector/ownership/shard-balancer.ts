@@ -20,8 +20,12 @@ export interface ShardBalancerDeps {
   /** Round period: heartbeat, renewals, rebalancing. */
   everyMs: number;
   logger: Logger;
-  /** Running accounts per shard as last listed (fair-share.ts accountsPerShard): what is balanced. */
-  weights(): readonly number[];
+  /**
+   * Running accounts per shard as last listed (fair-share.ts accountsPerShard): what is
+   * balanced. Undefined until a first listing: no rebalancing before, as all-zero weights would
+   * hand shards away for nothing.
+   */
+  weights(): readonly number[] | undefined;
   /** The shards held, kept up to date here (the caller reads it to know which accounts are its own). */
   owned: Set<number>;
   /** Shards just acquired: resume their accounts, then start polling their command queues. */
@@ -76,13 +80,12 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   };
 
   /** Everyone's heartbeats and shard leases, with this connector's hand-overs in flight as their heir's. */
-  async function shareInput(): Promise<ShareInput> {
+  async function shareInput(listed: readonly number[]): Promise<ShareInput> {
     const [connectors, found] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
     const leases = found.map((lease) => {
       const handing = releasing.get(lease.shard);
       return handing ? { ...lease, owner: handing.heir ?? '' } : lease;
     });
-    const listed = deps.weights();
     const weights = Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
     return { me: ownerId, connectors, leases, weights, now: Date.now() };
   }
@@ -96,8 +99,9 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       logger.warn({ shard }, 'shard lease lost to another connector');
       void giveUp(shard, 'lost');
     }
-    if (stopped) return;
-    const input = await shareInput();
+    const listed = deps.weights();
+    if (stopped || !listed) return;
+    const input = await shareInput(listed);
     const plan = planShare(input);
     // Hand-overs run beside the rounds, so that renewals never wait for one.
     for (const { shard, heir } of plan.give) void giveUp(shard, 'rebalance', heir);
@@ -113,8 +117,10 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
 
   /** Where each held shard goes on a stop; none named (the others then share them out) when the read fails. */
   async function heirsOfMine(): Promise<Map<number, string>> {
+    const listed = deps.weights();
+    if (!listed) return new Map();
     try {
-      return heirsOnLeaving(await shareInput());
+      return heirsOnLeaving(await shareInput(listed));
     } catch (error) {
       logger.warn({ err: error }, 'reading the other connectors before a stop failed');
       return new Map();
