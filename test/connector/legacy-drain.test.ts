@@ -1,10 +1,14 @@
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLegacyDrain } from '../../connector/commands/legacy-drain.js';
+import { done } from '../../connector/commands/outcome.js';
+import { ShardCommands } from '../../connector/ownership/shard-commands.js';
 import { createQueues, toQueueBody, type Queues } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
 import { shardOf } from '../../core/shards.js';
+import { handlersFrom } from '../support/command-handlers.js';
 import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { waitFor } from '../support/wait.js';
 
 /**
  * A deployment upgraded from the single command queue to shards (docs/design.md, Scale-out):
@@ -82,6 +86,43 @@ describe('draining the single command queue from before shards', () => {
       }),
     );
     expect(left.Attributes).toMatchObject({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
+  });
+
+  it('a connector taking shard 0 drains the single queue beside it: the commands run from their shard queues, in order', async () => {
+    const { sqs } = stack.clients;
+    const attributes = { FifoQueue: 'true', ContentBasedDeduplication: 'false' };
+    const url = (await sqs.send(new CreateQueueCommand({ QueueName: stack.config.COMMAND_QUEUE_NAME, Attributes: attributes }))).QueueUrl!;
+    // Account ids as the API accepts them: the consumer drops any other.
+    const sent = [connect('movedA', 1), connect('movedB', 1), connect('movedA', 2)];
+    for (const command of sent) {
+      const body = toQueueBody(command);
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: url,
+          MessageBody: body,
+          MessageGroupId: command.accountId,
+          MessageDeduplicationId: command.commandId,
+        }),
+      );
+    }
+    const ran: string[] = [];
+    const commands = new ShardCommands({
+      queues,
+      handlers: handlersFrom(async (command) => {
+        ran.push(command.commandId);
+        return done('recorded');
+      }),
+      logger: silentLogger,
+      waitSeconds: 0,
+    });
+    for (let shard = 0; shard < SHARDS; shard++) commands.start(shard);
+    try {
+      await waitFor('the moved commands to run', () => ran.length >= sent.length, { timeoutMs: 30_000 });
+    } finally {
+      await commands.stopAll();
+    }
+    expect(ran.filter((id) => id.startsWith('movedA'))).toEqual(['movedA-c1', 'movedA-c2']);
+    expect(ran).toContain('movedB-c1');
   });
 
   it('one shard: the single queue is shard 0’s own; queue URLs given (CDK): only LEGACY_COMMAND_QUEUE_URL names one', async () => {
