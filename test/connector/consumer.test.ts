@@ -7,7 +7,7 @@ import { newCommandId } from '../../core/ids.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
-import { done, notOurs, retryLater, type CommandOutcome } from '../../connector/commands/outcome.js';
+import { done, notOurs, retryLater } from '../../connector/commands/outcome.js';
 import { handlersFrom } from '../support/command-handlers.js';
 import { waitFor } from '../support/wait.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
