@@ -40,7 +40,7 @@ export interface ShardBalancerDeps {
 export interface ShardBalancer {
   /** Rounds completed (tests and benches wait on it instead of sleeping). */
   readonly rounds: number;
-  /** Hands every shard over and removes the heartbeat: the others take the shards at once. */
+  /** Removes the heartbeat, then hands every shard over to its heir: the heirs take them at their next round. */
   stop(): Promise<void>;
 }
 
