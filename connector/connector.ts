@@ -15,6 +15,7 @@ import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import { startShardBalancer } from './ownership/shard-balancer.js';
+import { accountsPerShard } from './ownership/fair-share.js';
 import { ConnectorMetrics } from './metrics/connector-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { startEmfLines } from './metrics/emf.js';
@@ -98,6 +99,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   // Kept up to date by the shard balancer: an account is this connector's when its shard is.
   const ownedShards = new Set<number>();
   const isMine = (accountId: string) => ownedShards.has(shardOf(accountId, shardCount));
+  // Every connector's running accounts per shard, from the ownership scan's listing: what the
+  // shard balancer evens out (docs/design.md, Scale-out).
+  let weights: number[] | undefined;
   const registry = new SessionRegistry({
     table,
     network,
@@ -107,6 +111,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
     events: sessionEvents(queues, logger),
     isMine,
+    onRunningListed: (accountIds) => {
+      weights = accountsPerShard(accountIds, shardCount);
+    },
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
 
@@ -150,6 +157,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     everyMs: timing.renewEveryMs,
     logger,
     owned: ownedShards,
+    weights: () => weights,
     async onAcquired(acquired) {
       await registry.resume();
       for (const shard of acquired) commands.start(shard);

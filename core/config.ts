@@ -39,6 +39,10 @@ export const configSchema = z.object({
   /** When set (existing infrastructure, CDK outputs), used as is instead of resolving by name. */
   COMMAND_QUEUE_URL: optionalString.describe('Command queue URL, used as is instead of resolving the name (CDK outputs)'),
   WEBHOOK_QUEUE_URL: optionalString.describe('Webhook queue URL, used as is instead of resolving the name'),
+  /** connector/commands/legacy-drain.ts: the owner of shard 0 moves its commands to the shard queues. */
+  LEGACY_COMMAND_QUEUE_URL: optionalString.describe(
+    'The single command queue of a deployment from before shards, drained into the shard queues; by default the queue named `COMMAND_QUEUE_NAME` when it exists (not looked for when `COMMAND_QUEUE_URL` is set)',
+  ),
   /**
    * Scale-out (docs/design.md, Scale-out): accounts hash to COMMAND_SHARDS shards; each shard has
    * its own FIFO command queue and a lease that one connector holds. Changing it moves accounts

@@ -62,3 +62,10 @@ export class SendOutcomeUnknownError extends OperationFailedError {
 export function isConditionalCheckFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
+
+/** The queue named by a request does not exist (SDK v3 names it QueueDoesNotExist; the query protocol's code is NonExistentQueue). */
+export function isQueueMissing(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { Code?: unknown }).Code;
+  return error.name === 'QueueDoesNotExist' || code === 'AWS.SimpleQueueService.NonExistentQueue';
+}

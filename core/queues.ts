@@ -52,6 +52,14 @@ interface CommandQueue {
 export interface Queues extends CommandQueue {
   /** The command queue of one shard, for the connector that owns it. */
   commandQueue(shard: number): CommandQueue;
+  /**
+   * With several shards, the single queue of a deployment from before shards
+   * (LEGACY_COMMAND_QUEUE_URL, or the queue named COMMAND_QUEUE_NAME itself), which may not
+   * exist: its commands are forwarded to their shards (connector/commands/legacy-drain.ts).
+   * Undefined with one shard (it is shard 0's queue) and with COMMAND_QUEUE_URL but no
+   * LEGACY_COMMAND_QUEUE_URL.
+   */
+  legacyCommandQueue(): CommandQueue | undefined;
   sendWebhookEvent(event: WebhookEvent, delaySeconds?: number): Promise<void>;
   receiveWebhookEvents(options?: ReceiveOptions): Promise<Received<WebhookEvent>[]>;
   ackWebhookEvent(receiptHandle: string): Promise<void>;
@@ -172,26 +180,32 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
       }),
     );
   }
+  const commandQueueAt = (url: () => Promise<string>): CommandQueue => ({
+    sendCommand,
+    receiveCommands: async (options = {}) => receive(await url(), commandSchema, options),
+    ackCommand: (receiptHandle) => ack(url(), receiptHandle),
+    changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(url(), receiptHandle, seconds),
+    changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(url(), receiptHandles, seconds),
+  });
   const commandQueues = new Map<number, CommandQueue>();
   const commandQueue = (shard: number): CommandQueue => {
     let queue = commandQueues.get(shard);
     if (!queue) {
-      const url = () => commandQueueUrlOf(shard);
-      queue = {
-        sendCommand,
-        receiveCommands: async (options = {}) => receive(await url(), commandSchema, options),
-        ackCommand: (receiptHandle) => ack(url(), receiptHandle),
-        changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(url(), receiptHandle, seconds),
-        changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(url(), receiptHandles, seconds),
-      };
+      queue = commandQueueAt(() => commandQueueUrlOf(shard));
       commandQueues.set(shard, queue);
     }
     return queue;
   };
+  // Given queue URLs (CDK) name no single queue unless LEGACY_COMMAND_QUEUE_URL does; by name it
+  // is COMMAND_QUEUE_NAME itself, which may not exist.
+  const legacyUrl = config.LEGACY_COMMAND_QUEUE_URL ?? (config.COMMAND_QUEUE_URL ? undefined : config.COMMAND_QUEUE_NAME);
+  const legacy =
+    shardCount > 1 && legacyUrl ? commandQueueAt(cachedUrl(sqs, config.LEGACY_COMMAND_QUEUE_URL, config.COMMAND_QUEUE_NAME)) : undefined;
 
   return {
     ...commandQueue(0),
     commandQueue,
+    legacyCommandQueue: () => legacy,
     commandQueueUrl,
     webhookQueueUrl,
     async sendWebhookEvent(event, delaySeconds) {

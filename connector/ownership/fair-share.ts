@@ -1,54 +1,86 @@
+import { shardOf } from '../../core/shards.js';
 import type { ShardLease } from '../../core/store/connectors.js';
+import { assignShards } from './shard-assignment.js';
 
 export interface ShareInput {
   me: string;
-  /** Connectors with a live heartbeat (this one included or not: it is counted either way). */
-  connectors: string[];
-  leases: ShardLease[];
-  shardCount: number;
+  /** Connectors with a live heartbeat (this one is counted whether listed or not). */
+  connectors: readonly string[];
+  leases: readonly ShardLease[];
+  /** Running accounts per shard (its length is the shard count): see accountsPerShard. */
+  weights: readonly number[];
   now: number;
 }
 
 export interface SharePlan {
   /** Free shards to try to acquire (conditional writes settle races with other connectors). */
   take: number[];
-  /** Held shards to hand over gracefully. */
-  give: number[];
+  /** Held shards to hand over gracefully, each to the connector that should hold it. */
+  give: { shard: number; heir: string }[];
 }
 
 /**
- * One connector's move in a round of rebalancing (docs/design.md, Scale-out). With S shards and
- * N live connectors everyone ends up with floor(S/N) or ceil(S/N):
- * - above ceil: give the excess;
- * - above floor while a live connector holds fewer than floor (a newcomer): give one per round;
- * - below floor: take free shards up to ceil;
- * - between floor and ceil: take a free shard only when nobody is below floor (leftovers), so
- *   that shards given up for a newcomer go to it.
- * A lease of a connector whose heartbeat is gone still counts until it expires.
+ * One connector's move in a round of rebalancing (docs/design.md, Scale-out): the assignment
+ * every connector computes alike (shard-assignment.ts), then what it means for this one. A
+ * shard stays with its live holder as the starting point; a shard handed over and not yet taken
+ * counts as its heir's, so that the others plan with it where it is going; a live lease of a
+ * connector whose heartbeat is gone blocks its shard until the lease expires.
  */
 export function planShare(input: ShareInput): SharePlan {
-  const { me, leases, shardCount, now } = input;
-  const connectors = new Set([...input.connectors, me]);
-  const min = Math.floor(shardCount / connectors.size);
-  const max = Math.ceil(shardCount / connectors.size);
+  const { me, now } = input;
+  const live = new Set([...input.connectors, me]);
+  const { holders, leased } = resolveHolders(input.leases, live, input.weights.length, now);
+  const target = assignShards({ connectors: [...live], weights: input.weights, holders });
 
-  const held = new Map<string, number[]>();
-  const taken = new Set<number>();
-  for (const lease of leases) {
-    if (lease.shard >= shardCount || lease.until < now) continue;
-    taken.add(lease.shard);
-    held.set(lease.owner, [...(held.get(lease.owner) ?? []), lease.shard]);
+  const take: number[] = [];
+  const give: SharePlan['give'] = [];
+  for (let shard = 0; shard < input.weights.length; shard++) {
+    const to = target.get(shard);
+    const holder = leased.get(shard);
+    if (holder === me && to !== undefined && to !== me) give.push({ shard, heir: to });
+    if (holder === undefined && to === me) take.push(shard);
   }
-  const mine = (held.get(me) ?? []).sort((a, b) => a - b);
-  const someoneShort = [...connectors].some((id) => id !== me && (held.get(id)?.length ?? 0) < min);
+  return { take, give };
+}
 
-  if (mine.length > max) return { take: [], give: mine.slice(max) };
-  if (mine.length > min && someoneShort) return { take: [], give: mine.slice(-1) };
+/**
+ * Where this connector's shards should go if it left now: each to the connector that would then
+ * hold it (used on a stop, so that the others need not work it out from free shards).
+ */
+export function heirsOnLeaving(input: ShareInput): Map<number, string> {
+  const others = new Set(input.connectors.filter((id) => id !== input.me));
+  const { holders, leased } = resolveHolders(input.leases, others, input.weights.length, input.now);
+  const target = assignShards({ connectors: [...others], weights: input.weights, holders });
+  const heirs = new Map<number, string>();
+  for (const [shard, holder] of leased) {
+    const heir = target.get(shard);
+    if (holder === input.me && heir !== undefined) heirs.set(shard, heir);
+  }
+  return heirs;
+}
 
-  const free = Array.from({ length: shardCount }, (_, shard) => shard).filter((shard) => !taken.has(shard));
-  const wanted = mine.length < min ? max - mine.length : someoneShort ? 0 : Math.min(1, max - mine.length);
-  // Each connector starts looking at its own offset, so that several taking at once rarely collide.
-  const offset = [...connectors].sort().indexOf(me) * Math.max(1, min);
-  const ordered = [...free.filter((shard) => shard >= offset), ...free.filter((shard) => shard < offset)];
-  return { take: ordered.slice(0, wanted), give: [] };
+/** Running accounts per shard, from the ids of the accounts that should run. */
+export function accountsPerShard(accountIds: readonly string[], shardCount: number): number[] {
+  const weights = new Array<number>(shardCount).fill(0);
+  for (const id of accountIds) weights[shardOf(id, shardCount)]! += 1;
+  return weights;
+}
+
+/**
+ * `holders`: the live connector each shard is with (its live lease, or the heir of a handed-over
+ * one); `leased`: the owner of every live lease, live connector or not.
+ */
+function resolveHolders(leases: readonly ShardLease[], live: ReadonlySet<string>, shardCount: number, now: number) {
+  const holders = new Map<number, string>();
+  const leased = new Map<number, string>();
+  for (const lease of leases) {
+    if (lease.shard >= shardCount) continue;
+    if (lease.until >= now) {
+      leased.set(lease.shard, lease.owner);
+      if (live.has(lease.owner)) holders.set(lease.shard, lease.owner);
+    } else if (lease.heir !== undefined && live.has(lease.heir)) {
+      holders.set(lease.shard, lease.heir);
+    }
+  }
+  return { holders, leased };
 }

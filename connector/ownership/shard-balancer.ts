@@ -2,6 +2,7 @@ import type { Logger } from '../../core/logger.js';
 import {
   acquireShard,
   beat,
+  handShard,
   listShardLeases,
   liveConnectors,
   releaseShard,
@@ -9,7 +10,7 @@ import {
   renewShard,
 } from '../../core/store/connectors.js';
 import type { Table } from '../../core/store/table.js';
-import { planShare } from './fair-share.js';
+import { heirsOnLeaving, planShare, type ShareInput } from './fair-share.js';
 
 export interface ShardBalancerDeps {
   table: Table;
@@ -19,6 +20,12 @@ export interface ShardBalancerDeps {
   /** Round period: heartbeat, renewals, rebalancing. */
   everyMs: number;
   logger: Logger;
+  /**
+   * Running accounts per shard as last listed (fair-share.ts accountsPerShard): what is
+   * balanced. Undefined until a first listing: no rebalancing before, as all-zero weights would
+   * hand shards away for nothing.
+   */
+  weights(): readonly number[] | undefined;
   /** The shards held, kept up to date here (the caller reads it to know which accounts are its own). */
   owned: Set<number>;
   /** Shards just acquired: resume their accounts, then start polling their command queues. */
@@ -33,7 +40,7 @@ export interface ShardBalancerDeps {
 export interface ShardBalancer {
   /** Rounds completed (tests and benches wait on it instead of sleeping). */
   readonly rounds: number;
-  /** Hands every shard over and removes the heartbeat: the others take the shards at once. */
+  /** Removes the heartbeat, then hands every shard over to its heir: the heirs take them at their next round. */
   stop(): Promise<void>;
 }
 
@@ -50,24 +57,38 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   let rounds = 0;
   let timer: NodeJS.Timeout | undefined;
 
-  /** Shards being handed over: still renewed (a slow hand-over must not let them expire), never planned with. */
-  const releasing = new Map<number, Promise<void>>();
-  const giveUp = (shard: number, why: 'rebalance' | 'lost' | 'stop'): Promise<void> => {
+  /**
+   * Shards being handed over, with their heir: still renewed (a slow hand-over must not let them
+   * expire), planned with as the heir's (or nobody's), never taken back meanwhile.
+   */
+  const releasing = new Map<number, { work: Promise<void>; heir: string | undefined }>();
+  const giveUp = (shard: number, why: 'rebalance' | 'lost' | 'stop', heir?: string): Promise<void> => {
     owned.delete(shard);
     const existing = releasing.get(shard);
-    if (existing) return existing;
+    if (existing) return existing.work;
     const work = (async () => {
       try {
         await deps.onReleasing(shard);
       } catch (error) {
         logger.error({ err: error, shard }, 'handing a shard over failed');
       }
-      if (why !== 'lost') await releaseShard(table, shard, ownerId);
-      logger.info({ shard, why }, 'shard given up');
+      if (why !== 'lost') await (heir ? handShard(table, shard, ownerId, heir) : releaseShard(table, shard, ownerId));
+      logger.info({ shard, why, heir }, 'shard given up');
     })().finally(() => releasing.delete(shard));
-    releasing.set(shard, work);
+    releasing.set(shard, { work, heir });
     return work;
   };
+
+  /** Everyone's heartbeats and shard leases, with this connector's hand-overs in flight as their heir's. */
+  async function shareInput(listed: readonly number[]): Promise<ShareInput> {
+    const [connectors, found] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
+    const leases = found.map((lease) => {
+      const handing = releasing.get(lease.shard);
+      return handing ? { ...lease, owner: handing.heir ?? '' } : lease;
+    });
+    const weights = Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
+    return { me: ownerId, connectors, leases, weights, now: Date.now() };
+  }
 
   async function round(): Promise<void> {
     const now = Date.now();
@@ -78,19 +99,31 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       logger.warn({ shard }, 'shard lease lost to another connector');
       void giveUp(shard, 'lost');
     }
-    if (stopped) return;
-    const [connectors, found] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
-    // A shard being handed over counts for nobody: not mine any more, and not free yet.
-    const leases = found.map((lease) => (releasing.has(lease.shard) ? { ...lease, owner: '' } : lease));
-    const plan = planShare({ me: ownerId, connectors, leases, shardCount, now: Date.now() });
+    const listed = deps.weights();
+    if (stopped || !listed) return;
+    const input = await shareInput(listed);
+    const plan = planShare(input);
     // Hand-overs run beside the rounds, so that renewals never wait for one.
-    for (const shard of plan.give) void giveUp(shard, 'rebalance');
-    const won = stopped ? [] : await Promise.all(plan.take.map((shard) => acquireShard(table, shard, ownerId, leaseTtlMs)));
-    const acquired = plan.take.filter((_, index) => won[index]);
+    for (const { shard, heir } of plan.give) void giveUp(shard, 'rebalance', heir);
+    const wanted = stopped ? [] : plan.take.filter((shard) => !releasing.has(shard));
+    const won = await Promise.all(wanted.map((shard) => acquireShard(table, shard, ownerId, leaseTtlMs)));
+    const acquired = wanted.filter((_, index) => won[index]);
     for (const shard of acquired) owned.add(shard);
     if (acquired.length > 0) {
-      logger.info({ shards: acquired, owned: owned.size, connectors: connectors.length }, 'shards acquired');
+      logger.info({ shards: acquired, owned: owned.size, connectors: input.connectors.length }, 'shards acquired');
       await deps.onAcquired(acquired);
+    }
+  }
+
+  /** Where each held shard goes on a stop; none named (the others then share them out) when the read fails. */
+  async function heirsOfMine(): Promise<Map<number, string>> {
+    const listed = deps.weights();
+    if (!listed) return new Map();
+    try {
+      return heirsOnLeaving(await shareInput(listed));
+    } catch (error) {
+      logger.warn({ err: error }, 'reading the other connectors before a stop failed');
+      return new Map();
     }
   }
 
@@ -114,8 +147,13 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       stopped = true;
       clearTimeout(timer);
       await current;
-      await Promise.all([...[...owned].map((shard) => giveUp(shard, 'stop')), ...releasing.values()]);
+      const heirs = await heirsOfMine();
+      // The heartbeat goes first: planning without this connector, the others never hand it a shard.
       await removeHeartbeat(table, ownerId).catch((error: unknown) => logger.warn({ err: error }, 'removing the heartbeat failed'));
+      await Promise.all([
+        ...[...owned].map((shard) => giveUp(shard, 'stop', heirs.get(shard))),
+        ...[...releasing.values()].map(({ work }) => work),
+      ]);
     },
   };
 }

@@ -21,6 +21,8 @@ export interface SessionRegistryDeps {
   events: SessionEvents;
   /** Scale-out: whether the account's shard is this connector's (unset: every account is). */
   isMine?: (accountId: string) => boolean;
+  /** Each scan's accounts that should run, every connector's (scale-out balances by them). */
+  onRunningListed?: (accountIds: string[]) => void;
 }
 
 export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | 'account_not_found';
@@ -267,9 +269,9 @@ export class SessionRegistry {
     try {
       const accounts = await listAccounts(this.deps.table);
       const isMine = this.deps.isMine ?? (() => true);
-      const candidates = accounts
-        .filter((a) => RUNNING_STATUSES.has(a.status) && !this.sessions.has(a._id) && isMine(a._id))
-        .map((a) => a._id);
+      const running = accounts.filter((a) => RUNNING_STATUSES.has(a.status)).map((a) => a._id);
+      this.deps.onRunningListed?.(running);
+      const candidates = running.filter((id) => !this.sessions.has(id) && isMine(id));
       const unowned = await this.deps.ownership.unowned(candidates);
       this.deps.logger.debug({ accounts: accounts.length, candidates, unowned }, 'ownership scan');
       for (const accountId of unowned) {

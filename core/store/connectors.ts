@@ -2,7 +2,7 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { CONNECTORS_PARTITION, connectorKey, SHARDS_PARTITION, shardLeaseKey } from '../keys.js';
 import { queryPartition } from './paging.js';
-import { dropLease, extendLease, takeLease, ttlOf, type LeaseSpot } from './lease-writes.js';
+import { dropLease, extendLease, handLease, takeLease, ttlOf, type LeaseSpot } from './lease-writes.js';
 import { withoutKeys, type Table } from './table.js';
 
 /**
@@ -14,7 +14,8 @@ import { withoutKeys, type Table } from './table.js';
 const heartbeatSchema = z.object({ connectorId: z.string(), until: z.number() });
 type Heartbeat = z.infer<typeof heartbeatSchema>;
 
-const shardLeaseSchema = z.object({ shard: z.number().int(), owner: z.string(), until: z.number() });
+/** `heir`: the connector a shard was handed to, until it takes the lease (owner '' meanwhile). */
+const shardLeaseSchema = z.object({ shard: z.number().int(), owner: z.string(), until: z.number(), heir: z.string().optional() });
 export type ShardLease = z.infer<typeof shardLeaseSchema>;
 
 /** Writes (or refreshes) this connector's heartbeat, live for `ttlMs`. */
@@ -61,4 +62,12 @@ export function renewShard(table: Table, shard: number, owner: string, ttlMs: nu
 /** Gives a shard up so that another connector takes it at once; a lease not ours is left alone. */
 export function releaseShard(table: Table, shard: number, owner: string): Promise<void> {
   return dropLease(table, shardLease(shard), owner);
+}
+
+/**
+ * Gives a shard up to a named heir: the lease is free at once (anyone may take it), and until
+ * the heir does, every connector plans with the shard as the heir's. A lease not ours is left alone.
+ */
+export function handShard(table: Table, shard: number, owner: string, heir: string, now = Date.now()): Promise<void> {
+  return handLease(table, shardLease(shard), owner, heir, now);
 }

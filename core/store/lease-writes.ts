@@ -77,3 +77,24 @@ export async function dropLease(table: Table, spot: LeaseSpot, owner: string): P
     if (!isConditionalCheckFailed(error)) throw error;
   }
 }
+
+/**
+ * Gives a lease up while keeping its record: no owner, expired at once, naming its `heir` (who
+ * should take it next). Anyone may take it from then on (takeLease); a lease not ours is left alone.
+ */
+export async function handLease(table: Table, spot: LeaseSpot, owner: string, heir: string, now: number): Promise<void> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: spot.key,
+        UpdateExpression: 'SET #owner = :none, #until = :expired, heir = :heir, expiresAt = :ttl',
+        ConditionExpression: MINE,
+        ExpressionAttributeNames: names(spot),
+        ExpressionAttributeValues: { ':owner': owner, ':none': '', ':expired': 0, ':heir': heir, ':ttl': ttlOf(now) },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
+}

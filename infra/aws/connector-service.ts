@@ -65,6 +65,8 @@ export class ConnectorService extends Construct {
       }),
       environment: {
         ...runtimeEnvironment(props.resources, settings),
+        // Only the connector drains it (connector/commands/legacy-drain.ts); the API never sends there.
+        ...(props.resources.legacyCommandQueue ? { LEGACY_COMMAND_QUEUE_URL: props.resources.legacyCommandQueue.queueUrl } : {}),
         AWS_REGION: Stack.of(this).region,
         // Operations metrics as Embedded Metric Format log lines (CloudWatch extracts them).
         METRICS_EMF: 'true',

@@ -37,6 +37,7 @@ export class GatewayStack extends Stack {
     const queues = new GatewayQueues(this, 'Queues', {
       commandShards: settings.commandShards,
       existingCommandQueueUrl: settings.existingCommandQueueUrl,
+      keepSingleCommandQueue: settings.keepSingleCommandQueue,
       existingWebhookQueueUrl: settings.existingWebhookQueueUrl,
       existingWebhookDeadLetterQueueUrl: settings.existingWebhookDeadLetterQueueUrl,
     });
@@ -46,6 +47,7 @@ export class GatewayStack extends Stack {
       commandQueue: queues.commandQueue,
       commandQueues: queues.commandQueues,
       commandQueueBase: queues.commandQueueBase,
+      ...(queues.legacyCommandQueue ? { legacyCommandQueue: queues.legacyCommandQueue } : {}),
       webhookQueue: queues.webhookQueue,
       ...(queues.webhookDeadLetterQueue ? { webhookDeadLetterQueue: queues.webhookDeadLetterQueue } : {}),
     };

@@ -78,7 +78,12 @@ export function grantApiPermissions(grantee: iam.IGrantable, resources: GatewayR
 export function grantConnectorPermissions(grantee: iam.IGrantable, resources: GatewayResources): void {
   grant(grantee, connectorTableActions, [resources.table.tableArn]);
   grant(grantee, connectorIndexActions, [indexArn(resources)]);
-  grant(grantee, queueConsumerActions, commandQueueArns(resources));
+  // SendMessage: a command handed back too often is queued again as a copy before it would reach
+  // the dead-letter queue (connector/commands/consumer.ts). One statement for the 32 queues keeps
+  // the role's inline policy under its size limit (a second one overflows into a managed policy).
+  grant(grantee, ['sqs:SendMessage', ...queueConsumerActions], commandQueueArns(resources));
+  // The single queue of a stack from before shards: drained into the shard queues, never sent to.
+  if (resources.legacyCommandQueue) grant(grantee, queueConsumerActions, [resources.legacyCommandQueue.queueArn]);
   // The connector both produces webhook events and delivers them.
   grant(grantee, ['sqs:SendMessage', ...queueConsumerActions], [resources.webhookQueue.queueArn]);
   // Events given up after the last delivery attempt are moved to the dead-letter queue directly.

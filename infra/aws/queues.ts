@@ -16,6 +16,8 @@ export interface GatewayQueuesProps {
   /** Command queues to create, one per shard (core/shards.ts); 1 with an existing queue. */
   readonly commandShards: number;
   readonly existingCommandQueueUrl?: string;
+  /** Keep the single command queue of a stack from before shards, to be drained (settings.ts). */
+  readonly keepSingleCommandQueue?: boolean;
   readonly existingWebhookQueueUrl?: string;
   readonly existingWebhookDeadLetterQueueUrl?: string;
 }
@@ -40,6 +42,8 @@ export class GatewayQueues extends Construct {
    * with several, the base name and URL the shard queues' names derive from (core/shards.ts).
    */
   readonly commandQueueBase: { name: string; url: string };
+  /** The single queue of a stack from before shards, kept until the connector has drained it. */
+  readonly legacyCommandQueue?: sqs.IQueue;
   readonly webhookQueue: sqs.IQueue;
   /** The connector moves an event it gave up on here itself (connector/webhooks/dead-letter.ts). */
   readonly webhookDeadLetterQueue?: sqs.IQueue;
@@ -60,21 +64,26 @@ export class GatewayQueues extends Construct {
       // Several shards: named queues, so that every process derives a shard's queue from one base
       // name; one shard keeps the generated name (and the logical id) of the single queue.
       const baseName = `${Stack.of(this).stackName}-commands.fifo`;
+      const commandQueueProps: sqs.QueueProps = {
+        fifo: true,
+        // Commands carry their commandId as MessageDeduplicationId.
+        contentBasedDeduplication: false,
+        visibilityTimeout: Duration.seconds(COMMAND_VISIBILITY_SECONDS),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+      };
+      const sharded = props.commandShards > 1;
       for (let shard = 0; shard < props.commandShards; shard++) {
-        const sharded = props.commandShards > 1;
         this.commandQueues.push(
           new sqs.Queue(this, sharded ? `CommandQueue${shard}` : 'CommandQueue', {
             ...(sharded ? { queueName: shardQueueName(baseName, shard, props.commandShards) } : {}),
-            fifo: true,
-            // Commands carry their commandId as MessageDeduplicationId.
-            contentBasedDeduplication: false,
-            visibilityTimeout: Duration.seconds(COMMAND_VISIBILITY_SECONDS),
-            encryption: sqs.QueueEncryption.SQS_MANAGED,
-            enforceSSL: true,
-            deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+            ...commandQueueProps,
           }),
         );
       }
+      // The single queue's id and properties unchanged: CloudFormation keeps the queue and its messages.
+      if (sharded && props.keepSingleCommandQueue) this.legacyCommandQueue = new sqs.Queue(this, 'CommandQueue', commandQueueProps);
       this.deadLetterQueues.push({ label: 'command', queue: deadLetterQueue });
       if (props.commandShards > 1) {
         this.commandQueueBase = { name: baseName, url: `https://sqs.${Aws.REGION}.${Aws.URL_SUFFIX}/${Aws.ACCOUNT_ID}/${baseName}` };

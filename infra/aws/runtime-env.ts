@@ -11,6 +11,8 @@ export interface GatewayResources {
   /** Every shard's command queue (core/shards.ts), and the base name and URL they derive from. */
   readonly commandQueues: sqs.IQueue[];
   readonly commandQueueBase: { name: string; url: string };
+  /** The single queue of a stack from before shards, which the connector drains (keepSingleCommandQueue). */
+  readonly legacyCommandQueue?: sqs.IQueue;
   readonly webhookQueue: sqs.IQueue;
   readonly webhookDeadLetterQueue?: sqs.IQueue;
 }

@@ -53,6 +53,12 @@ const gatewaySettingsSchema = z.object({
    * Default 32; with `existingCommandQueueUrl` it is 1 (that one queue).
    */
   commandShards: z.coerce.number().int().min(1).max(64).optional(),
+  /**
+   * Upgrading a stack from before shards: keep its single command queue (same resource, so
+   * CloudFormation does not delete it with the commands still in it) for the connector to drain
+   * into the shard queues (docs/deploy-aws.md). Deploy again without it once drained.
+   */
+  keepSingleCommandQueue: booleanFlag(false),
   connectorCpu: z.coerce
     .number()
     .int()
@@ -105,6 +111,9 @@ export function parseGatewaySettings(input: Record<string, unknown>): GatewaySet
   }
   if (parsed.data.existingCommandQueueUrl && (parsed.data.commandShards ?? 1) > 1) {
     throw new GatewaySettingsError('Invalid CDK context: an existing command queue is one shard (leave commandShards unset or 1)');
+  }
+  if (parsed.data.keepSingleCommandQueue && (parsed.data.existingCommandQueueUrl || parsed.data.commandShards === 1)) {
+    throw new GatewaySettingsError('Invalid CDK context: keepSingleCommandQueue is for a stack moving to several command shards');
   }
   if (parsed.data.connectorMinCount > parsed.data.connectorMaxCount) {
     throw new GatewaySettingsError('Invalid CDK context: connectorMinCount must not exceed connectorMaxCount');

@@ -7,35 +7,12 @@ import { newCommandId } from '../../core/ids.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
-import { done, notOurs, retryLater, type CommandHandlers, type CommandOutcome } from '../../connector/commands/outcome.js';
+import { done, notOurs, retryLater } from '../../connector/commands/outcome.js';
+import { handlersFrom } from '../support/command-handlers.js';
 import { waitFor } from '../support/wait.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Every command type answered by one function (the consumer does not care which type it is). */
-function handlersFrom(handle: (command: Command) => Promise<CommandOutcome>): CommandHandlers {
-  return {
-    connect: handle,
-    disconnect: handle,
-    delete_account: handle,
-    send_text: handle,
-    send_reply: handle,
-    send_media: handle,
-    send_reaction: handle,
-    delete_message: handle,
-    request_pairing_code: handle,
-    send_location: handle,
-    send_contact: handle,
-    send_poll: handle,
-    send_sticker: handle,
-    edit_message: handle,
-    forward_message: handle,
-    mark_chat_read: handle,
-    send_presence: handle,
-    group: handle,
-  };
-}
 
 describe('command consumer', { timeout: 120_000 }, () => {
   const t = useTestStack();

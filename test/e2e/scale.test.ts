@@ -8,29 +8,33 @@ import { connectByCommand, sendTextByCommand, type SandboxAccount } from './supp
 import { waitFor } from '../support/wait.js';
 
 /**
- * Scale-out (docs/design.md, Scale-out) with connector processes: six shards, six accounts (one
- * per shard, so that an even share of shards is an even share of accounts), three connectors.
+ * Scale-out (docs/design.md, Scale-out) with connector processes: six shards, eight accounts
+ * (three in shard 0, one in each other shard), three connectors. An even share of shards would
+ * leave one connector with four accounts and two with two; balanced by accounts it is 3, 3, 2.
  * Short leases keep takeovers quick.
  */
 const SHARDS = 6;
 const LEASES = { LEASE_TTL_MS: '6000', LEASE_RENEW_MS: '1000', OWNERSHIP_SCAN_MS: '1000' };
 
-/** Account ids `scale<n>`, the first one found for each shard. */
-function onePerShard(): SandboxAccount[] {
-  const byShard = new Map<number, string>();
-  for (let n = 0; byShard.size < SHARDS; n++) {
+/** Account ids `scale<n>`: the first three found for shard 0, the first one for each other shard. */
+function unevenShards(): SandboxAccount[] {
+  const wanted = (shard: number) => (shard === 0 ? 3 : 1);
+  const byShard = new Map<number, string[]>();
+  for (let n = 0; [...byShard.values()].flat().length < SHARDS + 2; n++) {
     const id = `scale${n}`;
     const shard = shardOf(id, SHARDS);
-    if (!byShard.has(shard)) byShard.set(shard, id);
+    const ids = byShard.get(shard) ?? [];
+    if (ids.length < wanted(shard)) byShard.set(shard, [...ids, id]);
   }
   return [...byShard.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([shard, id]) => ({ id, phone: `155503000${String(shard).padStart(2, '0')}` }));
+    .flatMap(([, ids]) => ids)
+    .map((id, index) => ({ id, phone: `15550300${String(index).padStart(3, '0')}` }));
 }
 
 describe('scale-out over connector processes', { timeout: 240_000 }, () => {
   let gw: Gateway;
-  const accounts = onePerShard();
+  const accounts = unevenShards();
   const children: ChildConnector[] = [];
   const spawnChild = () => {
     const child = spawnConnector({ ...gw.env, ...LEASES, COMMAND_SHARDS: String(SHARDS) });
@@ -51,14 +55,15 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     return owners;
   }
 
-  /** Waits until the live children own every account, `perChild` each, all connected. */
-  async function waitForSpread(live: ChildConnector[], perChild: number): Promise<Map<number, string[]>> {
+  /** Waits until the live children own every account, as many each as `spread` says (in any order), all connected. */
+  async function waitForSpread(live: ChildConnector[], spread: number[]): Promise<Map<number, string[]>> {
+    const expected = [...spread].sort((a, b) => a - b);
     const owners = await waitFor(
-      `${accounts.length} accounts spread ${perChild} per connector`,
+      `${accounts.length} accounts spread ${expected.join('/')} over the connectors`,
       async () => {
         const found = await ownersByPid();
-        const counts = live.map((child) => found.get(child.pid)?.length ?? 0);
-        return counts.every((count) => count === perChild) ? found : undefined;
+        const counts = live.map((child) => found.get(child.pid)?.length ?? 0).sort((a, b) => a - b);
+        return counts.join() === expected.join() ? found : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 250 },
     );
@@ -79,10 +84,10 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     await gw?.stop();
   });
 
-  it('three connectors: the accounts spread evenly, and a send runs on its owner alone', async () => {
+  it('three connectors: the accounts spread evenly (not the shards), and a send runs on its owner alone', async () => {
     const live = [spawnChild(), spawnChild(), spawnChild()];
-    const owners = await waitForSpread(live, 2);
-    const [from, to] = [accounts[0]!, accounts[1]!];
+    const owners = await waitForSpread(live, [3, 3, 2]);
+    const [from, to] = [accounts[0]!, accounts.at(-1)!];
     const { messageId, outbound } = await sendTextByCommand(gw, from.id, jidOf(to), 'to the owner directly');
     expect(outbound.reason).toBeUndefined();
     expect(outbound.status).toBe('sent');
@@ -103,7 +108,7 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     const to = accounts.find((account) => !owners.get(victim.pid)?.includes(account.id))!;
     const send = sendTextByCommand(gw, accounts[2]!.id, jidOf(to), 'queued during a takeover');
     const survivors = children.filter((child) => child !== victim);
-    await waitForSpread(survivors, 3);
+    await waitForSpread(survivors, [4, 4]);
     console.info(`accounts of a killed connector connected again after ${Date.now() - killedAt} ms`);
     const { messageId, outbound } = await send;
     expect(outbound.status).toBe('sent');
@@ -118,7 +123,7 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     const live = children.filter((child) => child.process.exitCode === null && child.process.signalCode === null);
     const started = Date.now();
     const newcomer = spawnChild();
-    await waitForSpread([...live, newcomer], 2);
+    await waitForSpread([...live, newcomer], [3, 3, 2]);
     console.info(`a new connector had its share after ${Date.now() - started} ms`);
   });
 
@@ -145,7 +150,7 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     expect(await leaving.terminate()).toBe(0);
     await waitForSpread(
       live.filter((child) => child !== leaving),
-      3,
+      [4, 4],
     );
     sending = false;
     await client;

@@ -30,13 +30,15 @@ beforeAll(() => {
 });
 afterAll(() => scratch.remove());
 
-/** Statements of the inline policies attached to a role. */
-function statementsOf(role: IConstruct | undefined): Statement[] {
+/** Statements of the policies attached to a role (inline, and any overflow CDK moves to a managed policy). */
+function statementsOf(role: IConstruct | undefined, from: Template = template): Statement[] {
   if (!role) throw new Error('role missing');
   const roleId = logicalIdOf(role);
-  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
-    JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`),
-  );
+  const attached = [
+    ...Object.values(from.findResources('AWS::IAM::Policy')),
+    ...Object.values(from.findResources('AWS::IAM::ManagedPolicy')),
+  ];
+  const policies = attached.filter((policy) => JSON.stringify(policy.Properties.Roles ?? []).includes(`"${roleId}"`));
   expect(policies.length).toBeGreaterThan(0);
   return policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
 }
@@ -132,16 +134,35 @@ describe('connector task role', () => {
     grants = grantsOf(statementsOf(gateway.stack.connector.taskDefinition.taskRole));
   });
 
-  it('consumes commands without sending them; sends and consumes webhook events', () => {
+  it('consumes commands and re-queues them on the command queues only; sends and consumes webhook events', () => {
     const webhookQueueArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookQueue, 'Arn'] });
     for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
       expect(grants.get(`sqs:${action}`)?.sort()).toEqual(arnsOf(...ids.commandQueues, ids.webhookQueue));
     }
     const webhookDeadLetterArn = JSON.stringify({ 'Fn::GetAtt': [ids.webhookDeadLetterQueue, 'Arn'] });
-    // Given-up events are moved to the dead-letter queue by the worker itself.
-    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([webhookQueueArn, webhookDeadLetterArn].sort());
+    // A command handed back too often is re-queued as a copy (connector/commands/consumer.ts);
+    // given-up events are moved to the dead-letter queue by the worker itself. Never the
+    // command dead-letter queue.
+    expect(grants.get('sqs:SendMessage')?.sort()).toEqual([...arnsOf(...ids.commandQueues), webhookQueueArn, webhookDeadLetterArn].sort());
     expect(grants.get('sqs:GetQueueUrl')).toContain(webhookDeadLetterArn);
     expect(grants.has('sqs:PurgeQueue')).toBe(false);
+  });
+
+  it('keepSingleCommandQueue: the single queue from before shards is consumed, never sent to; the API never touches it', () => {
+    const upgrading = synthGateway(
+      { keepSingleCommandQueue: 'true' },
+      { outdir: `${scratch.outdir}-upgrading`, bundle: scratch.placeholderBundle },
+    );
+    const legacy = upgrading.stack.resources.legacyCommandQueue;
+    if (!legacy) throw new Error('no single command queue kept');
+    const legacyArn = JSON.stringify({ 'Fn::GetAtt': [logicalIdOf(legacy), 'Arn'] });
+    const connector = grantsOf(statementsOf(upgrading.stack.connector.taskDefinition.taskRole, upgrading.template));
+    for (const action of ['ReceiveMessage', 'DeleteMessage', 'ChangeMessageVisibility']) {
+      expect(connector.get(`sqs:${action}`)).toContain(legacyArn);
+    }
+    expect(connector.get('sqs:SendMessage')).not.toContain(legacyArn);
+    const api = grantsOf(statementsOf(upgrading.stack.api.function.role, upgrading.template));
+    expect(JSON.stringify([...api.values()])).not.toContain(logicalIdOf(legacy));
   });
 
   it('DynamoDB item and batch actions on the table, Query on gsi1; no Scan, no table management', () => {

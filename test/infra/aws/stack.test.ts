@@ -119,6 +119,29 @@ describe('queues and alarms', () => {
     });
   });
 
+  it('keepSingleCommandQueue: the single queue of a stack from before shards stays (same resource), for the connector alone to drain', () => {
+    const single = synthGateway({ commandShards: '1' }, directories);
+    const singleId = logicalIdOf(single.stack.resources.commandQueue);
+    const upgrading = synthGateway({ keepSingleCommandQueue: 'true' }, directories);
+    const legacy = upgrading.stack.resources.legacyCommandQueue;
+    if (!legacy) throw new Error('no single command queue kept');
+    expect(upgrading.stack.resources.commandQueues).toHaveLength(32);
+    // Same logical id and properties as the single queue: CloudFormation neither replaces nor deletes it.
+    expect(logicalIdOf(legacy)).toBe(singleId);
+    expect(upgrading.template.toJSON().Resources[singleId].Properties).toEqual(single.template.toJSON().Resources[singleId].Properties);
+    const containers = Object.values(upgrading.template.findResources('AWS::ECS::TaskDefinition')).flatMap(
+      (definition) => definition.Properties.ContainerDefinitions as { Environment: { Name: string; Value: unknown }[] }[],
+    );
+    expect(containers.flatMap((c) => c.Environment).filter((v) => v.Name === 'LEGACY_COMMAND_QUEUE_URL')).toEqual([
+      { Name: 'LEGACY_COMMAND_QUEUE_URL', Value: { Ref: singleId } },
+    ]);
+    const lambdaEnv = JSON.stringify(Object.values(upgrading.template.findResources('AWS::Lambda::Function')));
+    expect(lambdaEnv).not.toContain('LEGACY_COMMAND_QUEUE_URL');
+    // Not in a stack that never had a single queue, and refused where it means nothing.
+    expect(gateway.stack.resources.legacyCommandQueue).toBeUndefined();
+    expect(() => parseGatewaySettings({ keepSingleCommandQueue: 'true', commandShards: '1' })).toThrow(/keepSingleCommandQueue/);
+  });
+
   it('webhook queue is a standard queue with a dead-letter queue after 15 receives (at least WEBHOOK_MAX_ATTEMPTS)', () => {
     const deadLetter = logicalIdOf(findQueue('WebhookDeadLetterQueue'));
     const webhookQueue = template.toJSON().Resources[logicalIdOf(findQueue('WebhookQueue'))];

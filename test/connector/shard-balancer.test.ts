@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountsPerShard } from '../../connector/ownership/fair-share.js';
+import { startShardBalancer, type ShardBalancer } from '../../connector/ownership/shard-balancer.js';
+import { listShardLeases } from '../../core/store/connectors.js';
+import { tableOf, type Table } from '../../core/store/table.js';
+import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { waitFor } from '../support/wait.js';
+
+/**
+ * Shard balancers against the DynamoDB emulator, as several connectors run them (docs/design.md,
+ * Scale-out): 300 accounts over 32 shards, balanced by accounts; joins and graceful stops hand
+ * shards to a named heir. The hand-over callbacks only record (no sessions: the e2e scale suite
+ * runs those).
+ */
+const SHARDS = 32;
+const weights = accountsPerShard(
+  Array.from({ length: 300 }, (_, n) => `account-${n}`),
+  SHARDS,
+);
+
+interface Member {
+  id: string;
+  owned: Set<number>;
+  balancer: ShardBalancer;
+  acquired: number[];
+  released: number[];
+}
+
+describe('shard balancers sharing one table', () => {
+  let stack: TestStack;
+  let table: Table;
+  const members: Member[] = [];
+
+  async function join(id: string): Promise<Member> {
+    const owned = new Set<number>();
+    const member: Member = { id, owned, acquired: [], released: [], balancer: undefined as unknown as ShardBalancer };
+    members.push(member);
+    member.balancer = await startShardBalancer({
+      table,
+      ownerId: id,
+      shardCount: SHARDS,
+      leaseTtlMs: 3_000,
+      everyMs: 100,
+      logger: silentLogger,
+      weights: () => weights,
+      owned,
+      async onAcquired(shards) {
+        member.acquired.push(...shards);
+      },
+      async onReleasing(shard) {
+        member.released.push(shard);
+      },
+    });
+    return member;
+  }
+
+  const accountsOf = (member: Member) => [...member.owned].reduce((sum, shard) => sum + weights[shard]!, 0);
+
+  /** Waits until the members own every shard once, each within ±10 % of the mean, and it stays so for a few rounds. */
+  async function waitForBalance(live: Member[]): Promise<void> {
+    const mean = 300 / live.length;
+    const balanced = () => {
+      const held = live.flatMap((member) => [...member.owned]);
+      return held.length === SHARDS && new Set(held).size === SHARDS && live.every((m) => Math.abs(accountsOf(m) - mean) <= 0.1 * mean);
+    };
+    await waitFor(`${live.length} connectors balanced by accounts`, balanced, { timeoutMs: 30_000 });
+    // Settled: a few more rounds of everyone change nothing.
+    const snapshot = live.map((member) => [...member.owned].sort((a, b) => a - b));
+    const rounds = live.map((member) => member.balancer.rounds);
+    await waitFor('three more rounds of each', () => live.every((member, index) => member.balancer.rounds >= rounds[index]! + 3));
+    expect(live.map((member) => [...member.owned].sort((a, b) => a - b))).toEqual(snapshot);
+  }
+
+  beforeAll(async () => {
+    stack = await startTestStack();
+    table = tableOf(stack.config, stack.clients);
+  });
+  afterAll(async () => {
+    for (const member of members) await member.balancer.stop();
+    await stack?.stop();
+  });
+
+  it('three connectors: every one within ±10 % of the mean accounts', async () => {
+    await join('A');
+    expect(members[0]!.owned.size).toBe(SHARDS);
+    await Promise.all([join('B'), join('C')]);
+    await waitForBalance(members);
+  });
+
+  it('a fourth joins: it receives its share, and only a few shards move', async () => {
+    const before = members.map((member) => member.released.length);
+    const newcomer = await join('D');
+    await waitForBalance(members);
+    const moved = members.reduce((sum, member, index) => sum + member.released.length - (before[index] ?? 0), 0);
+    expect(accountsOf(newcomer)).toBeGreaterThan(0);
+    expect(moved).toBeLessThanOrEqual(12);
+  });
+
+  it('a graceful stop hands each shard to its heir: the others take them, and keep their own', async () => {
+    const leaving = members.find((member) => member.id === 'B')!;
+    const staying = members.filter((member) => member !== leaving);
+    const kept = new Map(staying.map((member) => [member.id, new Set(member.owned)]));
+    const orphans = [...leaving.owned];
+    await leaving.balancer.stop();
+    expect(leaving.owned.size).toBe(0);
+    // Right after the stop every shard of the leaver is handed to an heir among the others, or taken by it already.
+    const handed = (await listShardLeases(table)).filter((lease) => orphans.includes(lease.shard));
+    expect(handed).toHaveLength(orphans.length);
+    for (const lease of handed) expect(['A', 'C', 'D']).toContain(lease.owner || lease.heir);
+    members.splice(members.indexOf(leaving), 1);
+    await waitForBalance(staying);
+    const reshuffled = staying.flatMap((member) => [...kept.get(member.id)!].filter((shard) => !member.owned.has(shard)));
+    expect(reshuffled.length).toBeLessThanOrEqual(2);
+    for (const shard of orphans) expect(staying.some((member) => member.owned.has(shard))).toBe(true);
+  });
+});
