@@ -47,6 +47,8 @@ const SEND_CONCURRENCY = Number(process.env.BENCH_SCALE_SEND_CONCURRENCY ?? 1);
 const RATE = Number(process.env.BENCH_SCALE_RATE ?? 5);
 /** Longer than a balancing round (LEASE_RENEW_MS, 5 s): the shards move one round at a time. */
 const QUIET_MS = Number(process.env.BENCH_SCALE_QUIET_MS ?? 12_000);
+/** How long a step may take to settle before the bench reports it unsettled and goes on. */
+const SETTLE_CAP_MS = Number(process.env.BENCH_SCALE_SETTLE_CAP_S ?? 240) * 1000;
 const INBOUND_PHONES = 5;
 const INBOUND_DRAIN_MS = 180_000;
 const LINK_CONCURRENCY = 8;
@@ -102,6 +104,18 @@ async function main() {
     report.push(line);
     log(line);
   };
+  /** Waits for the live connectors to settle; an unsettled step is reported, with the shard hand-overs meanwhile. */
+  const settle = async (step: string) => {
+    const handOversBefore = cluster.handOvers();
+    const { snapshot, settled } = await cluster.waitSettled(ACCOUNTS, QUIET_MS, SETTLE_CAP_MS);
+    const handOvers = cluster.handOvers() - handOversBefore;
+    if (!settled)
+      out(
+        `${step}: NOT settled within ${seconds(SETTLE_CAP_MS)} (${handOvers} shard hand-overs meanwhile); figures below from the last sample`,
+      );
+    else log(`${step}: settled (${handOvers} shard hand-overs)`);
+    return snapshot;
+  };
 
   try {
     await control.createPhone(peer);
@@ -113,7 +127,7 @@ async function main() {
     await linker.terminate();
     const resumeStart = performance.now();
     await cluster.start();
-    const alone = await cluster.waitSettled(ACCOUNTS, QUIET_MS);
+    const alone = await settle('1 connector resuming');
     out(`${ACCOUNTS} accounts linked in ${linkSeconds.toFixed(1)} s; a fresh connector resumed them in ${seconds(alone.at - resumeStart)}`);
 
     // 2. Send latency with one connector.
@@ -124,7 +138,7 @@ async function main() {
 
     // 3. Three connectors.
     await Promise.all([cluster.start(), cluster.start()]);
-    const three = await cluster.waitSettled(ACCOUNTS, QUIET_MS);
+    const three = await settle('3 connectors');
     out('accounts per connector, 3 connectors:');
     for (const line of describeSpread(three)) out(line);
     const threeSends = await sendRound(rest, accounts, peer, SENDS, SEND_CONCURRENCY, 'three');
@@ -141,7 +155,7 @@ async function main() {
     const fourthStart = performance.now();
     const fourth = await cluster.start();
     const startedAt = performance.now();
-    const four = await cluster.waitSettled(ACCOUNTS, QUIET_MS);
+    const four = await settle('a fourth connector');
     const shareMs = four.at - fourthStart;
     out(
       `a fourth connector had its share ${seconds(shareMs)} after its start (process start ${seconds(startedAt - fourthStart)}; ` +
@@ -161,7 +175,7 @@ async function main() {
     out(
       `killed connector (SIGKILL, ${victimHeld} accounts): connected again after ${seconds(recoveryMs)} (goal ≤ 25 s: ${met(recoveryMs <= 25_000)})`,
     );
-    const afterKill = await cluster.waitSettled(ACCOUNTS, QUIET_MS);
+    const afterKill = await settle('after the kill');
     out('accounts per connector after the kill, 3 connectors:');
     for (const line of describeSpread(afterKill)) out(line);
 
@@ -174,7 +188,7 @@ async function main() {
       const code = await leaving.terminate();
       const exitedAt = performance.now();
       await cluster.start();
-      const settled = await cluster.waitSettled(ACCOUNTS, QUIET_MS);
+      const settled = await settle(`rolling restart ${index + 1}/3`);
       log(
         `rolling restart ${index + 1}/3: exit ${code} after ${seconds(exitedAt - termAt)}, replacement settled ${seconds(settled.at - exitedAt)} after the exit`,
       );
@@ -195,7 +209,7 @@ async function main() {
       `  inbound: ${inboundIds.size} sent by the phones, lost ${lost} (goal 0: ${met(lost === 0)}), ` +
         `posted more than once ${duplicates}${inboundNotAccepted > 0 ? `, not accepted by the sandbox ${inboundNotAccepted}` : ''}`,
     );
-    const final = await cluster.waitSettled(ACCOUNTS, QUIET_MS);
+    const final = await settle('after the rolling restart');
     out('accounts per connector after the rolling restart:');
     for (const line of describeSpread(final)) out(line);
   } finally {
