@@ -106,14 +106,13 @@ async function main() {
   };
   /** Waits for the live connectors to settle; an unsettled step is reported, with the shard hand-overs meanwhile. */
   const settle = async (step: string) => {
-    const handOversBefore = cluster.handOvers();
+    const before = { given: cluster.logged('shard given up'), lost: cluster.logged('shard lease lost to another connector') };
     const { snapshot, settled } = await cluster.waitSettled(ACCOUNTS, QUIET_MS, SETTLE_CAP_MS);
-    const handOvers = cluster.handOvers() - handOversBefore;
-    if (!settled)
-      out(
-        `${step}: NOT settled within ${seconds(SETTLE_CAP_MS)} (${handOvers} shard hand-overs meanwhile); figures below from the last sample`,
-      );
-    else log(`${step}: settled (${handOvers} shard hand-overs)`);
+    const moves =
+      `${cluster.logged('shard given up') - before.given} shards given up, ` +
+      `${cluster.logged('shard lease lost to another connector') - before.lost} shard leases lost`;
+    if (!settled) out(`${step}: NOT settled within ${seconds(SETTLE_CAP_MS)} (${moves} meanwhile); figures below from the last sample`);
+    else out(`${step}: settled (${moves} meanwhile)`);
     return snapshot;
   };
 
@@ -183,15 +182,20 @@ async function main() {
     const deliveredBefore = receiver.deliveries.length;
     const traffic = startSteadyLoad(rest, control, accounts, peer, phones, RATE);
     const rollingStart = performance.now();
-    for (const [index, leaving] of cluster.live().entries()) {
-      const termAt = performance.now();
-      const code = await leaving.terminate();
-      const exitedAt = performance.now();
-      await cluster.start();
-      const settled = await settle(`rolling restart ${index + 1}/3`);
-      log(
-        `rolling restart ${index + 1}/3: exit ${code} after ${seconds(exitedAt - termAt)}, replacement settled ${seconds(settled.at - exitedAt)} after the exit`,
-      );
+    // A step that fails (a replacement that never serves its metrics) ends the restart; the traffic is counted anyway.
+    try {
+      for (const [index, leaving] of cluster.live().entries()) {
+        const termAt = performance.now();
+        const code = await leaving.terminate();
+        const exitedAt = performance.now();
+        await cluster.start(SETTLE_CAP_MS);
+        const settled = await settle(`rolling restart ${index + 1}/3`);
+        log(
+          `rolling restart ${index + 1}/3: exit ${code} after ${seconds(exitedAt - termAt)}, replacement settled ${seconds(settled.at - exitedAt)} after the exit`,
+        );
+      }
+    } catch (error) {
+      out(`rolling restart aborted: ${error instanceof Error ? error.message : String(error)}`);
     }
     const rollingMs = performance.now() - rollingStart;
     const { sends, inboundIds, inboundNotAccepted } = await traffic.stop();

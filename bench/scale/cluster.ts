@@ -49,13 +49,16 @@ export class Cluster {
     return this.all.filter((child) => child.process.exitCode === null && child.process.signalCode === null);
   }
 
-  /** Starts a connector; resolves once it serves metrics and has logged `connector started`. */
-  async start(): Promise<ChildConnector> {
+  /**
+   * Starts a connector; resolves once it serves metrics and has logged `connector started` (both
+   * after its first balancing round, which resumes the accounts of the shards it took).
+   */
+  async start(timeoutMs = STARTED_TIMEOUT_MS): Promise<ChildConnector> {
     const child = spawnConnector({ ...this.env, METRICS_PORT: '0', HOST: '127.0.0.1' });
     this.all.push(child);
-    const served = await child.waitForLine('the metrics server', (l) => l.msg === 'metrics served', STARTED_TIMEOUT_MS);
+    const served = await child.waitForLine('the metrics server', (l) => l.msg === 'metrics served', timeoutMs);
     this.metricsUrls.set(child, String(served.url));
-    await child.waitForLine('the connector to start', (l) => l.msg === 'connector started', STARTED_TIMEOUT_MS);
+    await child.waitForLine('the connector to start', (l) => l.msg === 'connector started', timeoutMs);
     return child;
   }
 
@@ -106,9 +109,9 @@ export class Cluster {
     }
   }
 
-  /** Shard hand-overs logged so far by every connector (`shard given up`), exited ones included. */
-  handOvers(): number {
-    return this.all.reduce((sum, child) => sum + child.lines.filter((line) => line.msg === 'shard given up').length, 0);
+  /** Lines with this message logged so far by every connector, exited ones included. */
+  logged(msg: string): number {
+    return this.all.reduce((sum, child) => sum + child.lines.filter((line) => line.msg === msg).length, 0);
   }
 
   /** Waits until the live connectors have all `accounts` connected (no quiet period); resolves with when. */
