@@ -29,22 +29,22 @@
  * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms; five
  * webhooks at most 1.5x the connector CPU per message of one.
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createClients, destroyClients } from '../core/aws.js';
 import { loadConfig } from '../core/config.js';
-import { newCommandId } from '../core/ids.js';
 import { createQueues } from '../core/queues.js';
 import { ensureResources } from '../core/resources.js';
-import { createAccount, listAccounts } from '../core/store/accounts.js';
+import { listAccounts } from '../core/store/accounts.js';
 import { tableOf } from '../core/store/table.js';
 import { registerWebhook } from '../core/store/webhooks.js';
 import { startEmulators } from '../infra/local/emulators.js';
 import { bundledEmptyConnectorRss, formatMb } from './connector/baseline.js';
 import { measureBaileysFloor } from './connector/floor.js';
 import { measureGroupFanout } from './connector/group-fanout.js';
+import { linkAccounts } from './connector/link.js';
+import { cpuSecondsOf, inBatches, MB, percentile, rssOf, sleep } from './connector/measure.js';
 import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
@@ -75,37 +75,7 @@ const runGroup = process.env.BENCH_GROUP !== '0';
 const LINK_CONCURRENCY = 8;
 const SETTLE_MS = 10_000;
 const OLD_LONG_POLL_MS = 21_000;
-const MB = 1024 * 1024;
 const silent = pino({ level: 'silent' });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
-  if (!kb) throw new Error(`no VmRSS for ${pid}`);
-  return Number(kb) * 1024;
-}
-
-async function inBatches<T>(items: T[], size: number, work: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(size, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
-
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 async function main() {
   const emulators = await startEmulators();
@@ -182,23 +152,13 @@ async function main() {
 
   let linked = 0;
   const linkUpTo = async (target: number) => {
-    const ids = Array.from({ length: target - linked }, (_, i) => linked + i);
-    const started = performance.now();
-    await inBatches(ids, LINK_CONCURRENCY, async (index) => {
-      const accountId = `bench${index}`;
-      const phone = String(15551000000 + index);
-      await control.createPhone(phone);
-      await createAccount(table, { id: accountId, collectionName: `auth_${accountId}`, status: 'connecting' });
-      await queues.sendCommand({ type: 'connect', accountId, commandId: newCommandId(), payload: {} });
-      const qrLine = await child.waitForLine(`QR of ${accountId}`, (l) => l.event === 'qr' && l.accountId === accountId, 120_000);
-      await control.scan(phone, String(qrLine.qr));
-    });
-    await waitFor(`${target} accounts connected`, async () => (await connectedCount()) >= target, {
-      timeoutMs: 600_000,
-      intervalMs: 1_000,
-    });
+    const accounts = Array.from({ length: target - linked }, (_, i) => ({
+      id: `bench${linked + i}`,
+      phone: String(15551000000 + linked + i),
+    }));
+    const seconds = await linkAccounts({ table, queues, control, connector: child, concurrency: LINK_CONCURRENCY }, accounts);
     linked = target;
-    return (performance.now() - started) / 1000;
+    return seconds;
   };
 
   const stopAll = async () => {

@@ -17,6 +17,7 @@ import { startApiServer } from '../../functions/server.js';
 import type { SandboxControl } from '../../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../../test/support/wait.js';
 import { pino } from 'pino';
+import { percentile } from './measure.js';
 
 const MEMBERS = Number(process.env.BENCH_GROUP_MEMBERS ?? 50);
 const SENDS = Number(process.env.BENCH_GROUP_SENDS ?? 20);
@@ -34,10 +35,6 @@ export interface GroupFanoutContext {
 }
 
 const jid = (phone: string) => `${phone}@s.whatsapp.net`;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
 
 export async function measureGroupFanout(ctx: GroupFanoutContext): Promise<string[]> {
   const api = await startApiServer({

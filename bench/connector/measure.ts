@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-/** Shared by the steps of bench:connector that live in files of their own. */
+/** Measuring helpers shared by the benchmarks (bench:connector's steps, bench:scale). */
 export const MB = 1024 * 1024;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,4 +27,9 @@ export async function inBatches<T>(items: T[], size: number, work: (item: T) => 
       while (next < items.length) await work(items[next++]!);
     }),
   );
+}
+
+/** The p-th percentile (0-100) of ascending `sorted` values (nearest rank below); NaN when empty. */
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }

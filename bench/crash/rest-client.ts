@@ -14,8 +14,11 @@ const messagesBody = z.object({
   messages: z.array(z.object({ messageId: z.string(), fromMe: z.boolean().optional(), text: z.string().optional() })),
 });
 
-/** What a send call came back with: an HTTP status, or the network error (e.g. the process died). */
-export type SendOutcome = { status: number; at: number } | { error: string; at: number };
+/**
+ * What a send call came back with: an HTTP status (with the error body's `detail` when it is not
+ * 200), or the network error (e.g. the process died).
+ */
+export type SendOutcome = { status: number; at: number; detail?: string } | { error: string; at: number };
 
 export interface RestClient {
   createAccount(id: string): Promise<void>;
@@ -66,8 +69,9 @@ export function restClient(baseUrl: string): RestClient {
     },
     async sendText(accountId, to, message) {
       try {
-        const { status } = await call('POST', `/accounts/${encodeURIComponent(accountId)}/message/send`, { to, message });
-        return { status, at: performance.now() };
+        const { status, json } = await call('POST', `/accounts/${encodeURIComponent(accountId)}/message/send`, { to, message });
+        const detail = status === 200 ? undefined : (json as { detail?: unknown } | undefined)?.detail;
+        return { status, at: performance.now(), ...(typeof detail === 'string' ? { detail } : {}) };
       } catch (error) {
         const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
         return { error: `${error instanceof Error ? error.message : String(error)}${cause}`, at: performance.now() };
