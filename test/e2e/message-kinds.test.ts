@@ -1,5 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { aesEncryptGCM, hmacSign, proto, type WAMessage } from '@whiskeysockets/baileys';
+import { proto } from '@whiskeysockets/baileys';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../core/schemas/message.js';
@@ -9,6 +8,7 @@ import { linkClient, type SandboxClient } from '../sandbox/support/sandbox-clien
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
+import { voteMessage } from './support/poll-vote.js';
 
 /**
  * The message kinds beyond text and media, end to end on the sandbox: two gateway accounts
@@ -222,30 +222,3 @@ describe('message kinds through the API and the sandbox', () => {
     expect(seen).toEqual(['composing', 'available']);
   });
 });
-
-/** A vote as a phone builds it: the chosen options' SHA-256, AES-GCM under a key from the poll's secret. */
-function voteMessage(poll: WAMessage, creatorJid: string, voterJid: string, options: string[]): proto.IMessage {
-  const secret = poll.message?.messageContextInfo?.messageSecret;
-  const pollMsgId = poll.key.id;
-  if (!secret || !pollMsgId) throw new Error('the poll has no secret');
-  const sign = Buffer.concat([
-    Buffer.from(pollMsgId),
-    Buffer.from(creatorJid),
-    Buffer.from(voterJid),
-    Buffer.from('Poll Vote'),
-    Buffer.from([1]),
-  ]);
-  const key = hmacSign(sign, hmacSign(secret, new Uint8Array(32), 'sha256'), 'sha256');
-  const iv = randomBytes(12);
-  const plain = proto.Message.PollVoteMessage.encode({
-    selectedOptions: options.map((o) => createHash('sha256').update(o).digest()),
-  }).finish();
-  const encPayload = aesEncryptGCM(plain, key, iv, Buffer.from(`${pollMsgId}\u0000${voterJid}`));
-  return {
-    pollUpdateMessage: {
-      pollCreationMessageKey: { remoteJid: creatorJid, fromMe: false, id: pollMsgId },
-      vote: { encPayload, encIv: iv },
-      senderTimestampMs: Date.now(),
-    },
-  };
-}
