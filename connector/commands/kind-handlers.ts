@@ -169,8 +169,12 @@ export function kindHandlers(deps: SendDeps) {
         const { to, state } = command.payload;
         const presence = PRESENCE[state];
         return {
-          action: (sock) =>
-            state === 'available' || state === 'unavailable' ? sock.sendPresenceUpdate(presence) : sock.sendPresenceUpdate(presence, to),
+          action: async (sock) => {
+            if (state !== 'available' && state !== 'unavailable') return sock.sendPresenceUpdate(presence, to);
+            // Baileys drops it silently without the account's push name (connector/session/push-name.ts).
+            if (!sock.authState.creds.me?.name) throw new SendRejectedError('the account has no push name yet');
+            return sock.sendPresenceUpdate(presence);
+          },
         };
       }),
   };

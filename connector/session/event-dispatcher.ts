@@ -13,6 +13,7 @@ import { withTimeout } from '../../core/with-timeout.js';
 import type { InboundContext, InboundPipeline, StatusUpdate } from '../inbound/pipeline.js';
 import { statusFromBaileys } from '../inbound/status.js';
 import type { GroupReceipt, GroupRecipients } from '../inbound/group-receipts.js';
+import { learnOwnPushName } from './push-name.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
 export type InboundHandlers = InboundPipeline;
@@ -83,7 +84,8 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     const history = events['messaging-history.set'];
     if (history) {
       // Baileys has stored the LID mappings it carries; its messages are old traffic and are
-      // neither stored nor delivered as webhooks (history-sync.ts).
+      // neither stored nor delivered as webhooks (history-sync.ts). Its push names may name the
+      // account itself (push-name.ts).
       targets.logger.debug(
         {
           accountId: targets.accountId,
@@ -95,6 +97,8 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         },
         'history sync processed: messages not imported',
       );
+      if (learnOwnPushName(sock, history.contacts))
+        targets.logger.info({ accountId: targets.accountId }, 'push name learned from the history sync');
     }
     const upsert = events['messages.upsert'];
     const statusUpdates = statusUpdatesOf(events['messages.update'] ?? []);

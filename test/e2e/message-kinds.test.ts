@@ -19,15 +19,15 @@ describe('message kinds through the API and the sandbox', () => {
   let gw: Gateway;
   let api: TestApi;
   let carol: SandboxClient;
-  const alice = { id: 'kindsalice', phone: '15550400001' };
-  const bob = { id: 'kindsbob', phone: '15550400002' };
+  const alice = { id: 'kindsalice', phone: '15550400001', pushName: 'Alice' };
+  const bob = { id: 'kindsbob', phone: '15550400002', pushName: 'Bob' };
   const carolPhone = '15550400003';
   const aliceJid = `${alice.phone}@s.whatsapp.net`;
   const bobJid = `${bob.phone}@s.whatsapp.net`;
   const carolJid = `${carolPhone}@s.whatsapp.net`;
 
-  async function link(account: { id: string; phone: string }) {
-    await gw.control.createPhone(account.phone);
+  async function link(account: { id: string; phone: string; pushName: string }) {
+    await gw.control.createPhone(account.phone, account.pushName);
     const from = gw.logs.lines.length;
     expect((await api.call('POST', '/accounts', { id: account.id })).status).toBe(201);
     await gw.linkAccount(account.id, account.phone, { logsFrom: from });
@@ -220,5 +220,19 @@ describe('message kinds through the API and the sandbox', () => {
     // Baileys reports `paused` as available.
     await waitFor('carol to see alice stop typing', () => seen.at(-1) === 'available');
     expect(seen).toEqual(['composing', 'available']);
+  });
+  it('presence: available and unavailable through the API reach a subscriber, under the name set on the phone', async () => {
+    // The phone's first history sync names the account (connector/session/push-name.ts).
+    const creds = () => gw.connector.registry.get(alice.id)?.socket?.authState.creds;
+    await waitFor('alice to learn its push name', () => creds()?.me?.name === alice.pushName);
+    const seen: string[] = [];
+    carol.sock!.ev.on('presence.update', ({ id, presences }) => {
+      if (id === aliceJid) for (const presence of Object.values(presences)) seen.push(presence.lastKnownPresence);
+    });
+    await carol.sock!.presenceSubscribe(aliceJid);
+    expect((await api.call('POST', `/accounts/${alice.id}/presence`, { chatId: carolJid, state: 'available' })).status).toBe(200);
+    await waitFor('carol to see alice online', () => seen.at(-1) === 'available');
+    expect((await api.call('POST', `/accounts/${alice.id}/presence`, { chatId: carolJid, state: 'unavailable' })).status).toBe(200);
+    await waitFor('carol to see alice offline', () => seen.at(-1) === 'unavailable');
   });
 });
