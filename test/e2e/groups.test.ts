@@ -17,6 +17,8 @@ describe('groups through the API', { timeout: 120_000 }, () => {
   let gw: Gateway;
   let api: Awaited<ReturnType<typeof startTestApi>>;
   let carol: SandboxClient;
+  let erin: SandboxClient | undefined;
+  const erinPhone = '15550800005';
   const alice = { id: 'grpalice', phone: '15550800001' };
   const bob = { id: 'grpbob', phone: '15550800002' };
   const carolPhone = '15550800003';
@@ -46,6 +48,7 @@ describe('groups through the API', { timeout: 120_000 }, () => {
   });
   afterAll(async () => {
     await carol?.stop();
+    await erin?.stop();
     await api?.close();
     await gw?.stop();
   });
@@ -177,6 +180,32 @@ describe('groups through the API', { timeout: 120_000 }, () => {
     expect(onBob).toMatchObject({ type: 'image', caption: 'green', chatId: groupId, participant: jid(alice.phone) });
     const onCarol = await carol.waitForMessage((m) => m.key.id === messageId, 'carol to get the group image');
     expect(onCarol.message?.imageMessage?.caption).toBe('green');
+  });
+
+  it("sends ask WhatsApp for the group's members once; a member added through the API gets the next send", async () => {
+    const send = async (message: string) => {
+      const sent = await api.call('POST', `/accounts/${alice.id}/message/send`, { to: groupId, message });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+      return sent.body.messageId as string;
+    };
+    await send('first');
+    const queries = await gw.control.groupMetadataQueries(alice.phone);
+    const second = await send('second');
+    await carol.waitForMessage((m) => m.key.id === second, 'carol to get the second text');
+    expect(await gw.control.groupMetadataQueries(alice.phone)).toBe(queries);
+
+    // Erin never had alice's sender key: a send with the old member list would not give her one.
+    erin = await linkClient(gw.sandbox, erinPhone, { pushName: 'Erin' });
+    const added = await api.call('POST', `/accounts/${alice.id}/groups/${groupId}/participants`, {
+      action: 'add',
+      participants: [jid(erinPhone)],
+    });
+    expect(added.body).toEqual({ ok: true, results: [{ jid: jid(erinPhone), status: 200 }] });
+    const third = await send('third');
+    const onErin = await erin.waitForMessage((m) => m.key.id === third, 'erin to get the text sent after she joined');
+    expect(onErin.message?.conversation ?? onErin.message?.extendedTextMessage?.text).toBe('third');
+    expect(await gw.control.groupMetadataQueries(alice.phone)).toBeGreaterThan(queries);
+    expect(erin.unexpectedErrors).toEqual([]);
   });
 
   it('text and media from the raw client are stored by both accounts with carol as participant', async () => {
