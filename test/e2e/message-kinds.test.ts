@@ -1,4 +1,4 @@
-import { proto } from '@whiskeysockets/baileys';
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../core/schemas/message.js';
@@ -161,6 +161,40 @@ describe('message kinds through the API and the sandbox', () => {
       from: carolJid,
       hasMedia: true,
     });
+  });
+
+  it('sticker: an animated GIF stays animated, every frame fitted into 512×512 on transparency, marked isAnimated', async () => {
+    const frame = (background: string) =>
+      sharp({ create: { width: 300, height: 150, channels: 4, background } })
+        .png()
+        .toBuffer();
+    const gif = await sharp([await frame('#ff0000'), await frame('#00ff00'), await frame('#0000ff')], { join: { animated: true } })
+      .gif({ delay: [100, 100, 100], loop: 0 })
+      .toBuffer();
+    const bobSocket = gw.connector.registry.get(bob.id)?.socket;
+    const received: WAMessage[] = [];
+    bobSocket!.ev.on('messages.upsert', ({ messages }) => received.push(...messages));
+    const id = await sendSticker(alice.id, bobJid, gif, 'image/gif');
+    const got = await waitFor("bob's socket to get the sticker", () => received.find((m) => m.key.id === id));
+    expect(got.message?.stickerMessage).toMatchObject({ isAnimated: true, mimetype: 'image/webp' });
+
+    const stored = await storedOn(bob.id, id, 'bob to store the animated sticker media', (m) => m.mediaId !== undefined);
+    const media = await fetch(`${api.url}/accounts/${bob.id}/messages/${stored.messageId}/media`);
+    const bytes = Buffer.from(await media.arrayBuffer());
+    expect(await sharp(bytes, { animated: true }).metadata()).toMatchObject({
+      format: 'webp',
+      pages: 3,
+      width: 512,
+      pageHeight: 512,
+      delay: [100, 100, 100],
+      hasAlpha: true,
+    });
+    // The 300×150 frames are letterboxed: the top-left corner is transparent, the centre is not.
+    const pixel = (left: number, top: number) => sharp(bytes).extract({ left, top, width: 1, height: 1 }).raw().toBuffer();
+    expect([...(await pixel(0, 0))].at(3)).toBe(0);
+    const [red, green, blue, alpha] = [...(await pixel(256, 256))];
+    // WebP is lossy: the first frame's red, within a few levels.
+    expect({ red: red! > 240, green: green! < 16, blue: blue! < 16, alpha }).toEqual({ red: true, green: true, blue: true, alpha: 255 });
   });
 
   it('edit: the text changes on both sides', async () => {
