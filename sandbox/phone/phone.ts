@@ -156,6 +156,27 @@ export class Phones {
     }
   }
 
+  /**
+   * A group message for this phone's account. The phones keep no sender keys, so it is not
+   * decrypted: its id, group and sender are kept, in arrival order with the other messages, so
+   * that the phone can read it (POST /phones/:phone/read). Its delivery receipt went out with the
+   * fan-out (sandbox/groups/fanout.ts).
+   */
+  receiveGroup(phone: Account, sender: Account, senderDevice: number, groupJid: string, stanza: BinaryNode): void {
+    if (sender === phone || !stanza.attrs.id) return;
+    phone.phoneIdentity.undecrypted.push({
+      id: stanza.attrs.id,
+      senderPhone: sender.phone,
+      senderDevice,
+      type: 'skmsg',
+      ciphertext: Buffer.alloc(0),
+      timestamp: Number(stanza.attrs.t) || now(),
+      group: groupJid,
+    });
+    if (phone.phoneIdentity.undecrypted.length > UNDECRYPTED_LIMIT) void this.decryptPending(phone);
+    this.network.changed();
+  }
+
   /** What device 0 received, decrypted: GET /phones/:phone/messages. */
   async readInbox(phone: Account): Promise<PhoneInboxEntry[]> {
     await this.decryptPending(phone);
@@ -178,6 +199,17 @@ export class Phones {
       for (const item of pending) {
         const sender = this.network.accounts.get(item.senderPhone);
         if (!sender) continue;
+        if (item.group) {
+          this.record(phone, {
+            id: item.id,
+            from: pnJid(sender.phone),
+            chat: item.group,
+            text: null,
+            type: 'group',
+            timestamp: item.timestamp,
+          });
+          continue;
+        }
         try {
           const cipher = new SessionCipher(this.store(phone), this.address(sender, item.senderDevice));
           const padded =

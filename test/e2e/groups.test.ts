@@ -230,6 +230,28 @@ describe('groups through the API', { timeout: 120_000 }, () => {
     expect(chats.find((c) => c.chatId === groupId)?.name).toBe('Ops team');
   });
 
+  it("a phone-only member's read moves the group message to read for the sender", async () => {
+    const dave = '15550800004';
+    const created = await api.call('POST', `/accounts/${alice.id}/groups`, { subject: 'Phones', participants: [jid(dave)] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const phonesGroup = (created.body.group as { groupId: string }).groupId;
+    const sent = await api.call('POST', `/accounts/${alice.id}/message/send`, { to: phonesGroup, message: 'read me, dave' });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const messageId = sent.body.messageId as string;
+    const status = (wanted: string) =>
+      waitFor(`the group message to be ${wanted}`, async () => {
+        const { body } = await api.call('GET', `/accounts/${alice.id}/messages/${messageId}`);
+        return (body.message as { status?: string } | undefined)?.status === wanted ? true : undefined;
+      });
+    await status('delivered');
+    const inbox = await waitFor("dave's phone to have it", async () => (await gw.control.inbox(dave)).find((m) => m.id === messageId));
+    expect(inbox).toMatchObject({ from: jid(alice.phone), chat: phonesGroup, type: 'group' });
+    expect((await gw.control.markReceived(dave, 'read', [messageId])).receipted).toEqual([messageId]);
+    await status('read');
+    // Like WhatsApp, the sender hears a member's read once.
+    expect((await gw.control.markReceived(dave, 'read', [messageId])).receipted).toEqual([]);
+  });
+
   it('bob leaves: the group no longer lists him', async () => {
     expect((await api.call('POST', `/accounts/${bob.id}/groups/${groupId}/leave`)).body).toEqual({ ok: true, message: 'Left the group' });
     expect((await api.call('GET', `/accounts/${bob.id}/groups`)).body).toEqual({ ok: true, groups: [] });
