@@ -4,9 +4,9 @@ import { jidNormalizedUser, type Contact, type WASocket } from '@whiskeysockets/
  * The account's own push name, the name its user set on the phone. Baileys announces presence
  * (`available`/`unavailable`) only with one (Socket/chats.js, sendPresenceUpdate) and learns it
  * from the app-state push-name setting or from a message the phone sends, so a freshly linked
- * account often has none. The phone's first history sync (INITIAL_BOOTSTRAP) names the account
- * among its push names: that name is taken, never one the gateway makes up, since renaming the
- * account (Baileys' updateProfileName) would change the name on the user's phone too.
+ * account often has none. The phone's push-name history sync (PUSH_NAME, right after linking)
+ * may name the account among its push names: that name is taken, never one the gateway makes
+ * up, since renaming the account (Baileys' updateProfileName) would rename the user's phone too.
  * Emitting `creds.update` makes Baileys tell WhatsApp the name (`<presence name=...>`) and the
  * session persist it with the credentials.
  */
