@@ -134,7 +134,11 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     if (statusUpdates.length > 0) {
       enqueue('messages.update', () => targets.inbound.handleStatus(targets.accountId, statusUpdates));
     }
-    for (const [groupJid, receipts] of groupReceiptsOf(events['message-receipt.update'] ?? [])) {
+    // Members' receipts Baileys folded into the echo of a group send (they came while it buffered it).
+    const folded = (upsert?.messages ?? []).flatMap((m) =>
+      upsert?.type === 'append' && m.key.fromMe ? (m.userReceipt ?? []).map((receipt) => ({ key: m.key, receipt })) : [],
+    );
+    for (const [groupJid, receipts] of groupReceiptsOf([...(events['message-receipt.update'] ?? []), ...folded])) {
       enqueue('message-receipt.update', () =>
         targets.inbound.handleGroupReceipts(targets.accountId, groupJid, receipts, () => groupMembers.recipients(groupJid)),
       );
