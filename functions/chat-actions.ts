@@ -40,6 +40,8 @@ const presence = createRoute({
   method: 'post',
   path: '/accounts/{accountId}/presence',
   summary: 'Show typing, recording or paused in a chat, or go available or unavailable',
+  description:
+    "`available` and `unavailable` go to the account's presence subscribers under the push name set on the phone; until WhatsApp has given that name they fail (500).",
   request: {
     params: z.object({ accountId: accountIdParam }),
     body: { required: true, content: { 'application/json': { schema: presenceBody } } },

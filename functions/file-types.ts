@@ -56,8 +56,8 @@ const RULES: Record<UploadKind, Rule> = {
     message: 'document must be a PDF, Office, OpenDocument, RTF, EPUB, ZIP or text file',
   },
   sticker: {
-    accepted: { 'image/webp': 'image/webp', 'image/png': 'image/png', 'image/jpeg': 'image/jpeg' },
-    message: 'sticker must be a WebP, PNG or JPG file',
+    accepted: { 'image/webp': 'image/webp', 'image/png': 'image/png', 'image/jpeg': 'image/jpeg', 'image/gif': 'image/gif' },
+    message: 'sticker must be a WebP, PNG, JPG or GIF file',
   },
 };
 

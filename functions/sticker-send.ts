@@ -11,15 +11,15 @@ import { accountIdParam, errorBodySchema } from './validation.js';
 
 /**
  * POST .../message/send/sticker: the media sends' upload (media-sends.ts: streamed, type judged
- * by the file's bytes, stored only when it may be sent), for a WebP, PNG or JPEG. The connector
- * sends a WebP as is and makes a 512×512 WebP of the others (sharp is not loaded here).
+ * by the file's bytes, stored only when it may be sent), for a WebP, PNG, JPEG or GIF. The
+ * connector makes the 512×512 WebP (connector/media/sticker.ts; sharp is not loaded here).
  */
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorBodySchema } } });
 
 const sendSticker = createRoute({
   method: 'post',
   path: '/accounts/{accountId}/message/send/sticker',
-  summary: 'Send a sticker (multipart: WebP, or PNG/JPEG converted to a 512×512 WebP)',
+  summary: 'Send a sticker (multipart: WebP, PNG, JPEG or GIF, fitted into a 512×512 WebP; animated stays animated)',
   request: {
     params: z.object({ accountId: accountIdParam }),
     headers: idempotencyHeaders,

@@ -39,13 +39,15 @@ function accountOf(core: SandboxCore, phone: string): Account {
   return account;
 }
 
-function describe(account: Account) {
+function describe(core: SandboxCore, account: Account) {
   return {
     phone: account.phone,
     pushName: account.pushName,
     jid: pnJid(account.phone),
     lid: lidJid(account.lid),
     devices: [...account.devices.values()].map((d) => ({ device: d.device, jid: pnJid(account.phone, d.device), platform: d.platform })),
+    // Group metadata queries the account's devices asked since the sandbox started (not persisted).
+    groupMetadataQueries: core.network.groups.metadataQueriesOf(account.phone),
   };
 }
 
@@ -67,10 +69,10 @@ export function createControlApi(core: SandboxCore): Hono {
   app.post('/phones', async (c) => {
     const { phone, pushName } = await body(c, createPhoneSchema);
     const { account, created } = core.network.accounts.create(phone, pushName);
-    return c.json(describe(account), created ? 201 : 200);
+    return c.json(describe(core, account), created ? 201 : 200);
   });
 
-  app.get('/phones/:phone', (c) => c.json(describe(accountOf(core, c.req.param('phone')))));
+  app.get('/phones/:phone', (c) => c.json(describe(core, accountOf(core, c.req.param('phone')))));
 
   app.post('/scan', async (c) => {
     const { phone, qr } = await body(c, scanSchema);

@@ -7,7 +7,8 @@
  * to the group and as many to a one-to-one chat, alternating, one at a time, through
  * `POST /accounts/:id/message/send`, and times each from the request to its 200. The first send
  * of each kind is left out of the percentiles and printed on its own (the group's carries the
- * sender key to every member device).
+ * sender key to every member device). The sandbox's count of the sender's group metadata queries
+ * during the sends shows whether the connector's cachedGroupMetadata spared them.
  */
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
@@ -67,6 +68,7 @@ export async function measureGroupFanout(ctx: GroupFanoutContext): Promise<strin
     const groupId = (created.group as { groupId: string }).groupId;
 
     const timings = { group: [] as number[], direct: [] as number[] };
+    const queriesBefore = await ctx.control.groupMetadataQueries(ctx.phoneOf(0));
     const groupMessageIds: string[] = [];
     for (let i = 0; i <= SENDS; i++) {
       for (const kind of ['group', 'direct'] as const) {
@@ -79,6 +81,7 @@ export async function measureGroupFanout(ctx: GroupFanoutContext): Promise<strin
         if (kind === 'group') groupMessageIds.push(String(sent.messageId));
       }
     }
+    const metadataQueries = (await ctx.control.groupMetadataQueries(ctx.phoneOf(0))) - queriesBefore;
     // Every linked member's device got every group message (its connector stored it).
     await waitFor(
       `${groupMessageIds.length} group messages stored by ${linkedMembers.length} members`,
@@ -104,7 +107,12 @@ export async function measureGroupFanout(ctx: GroupFanoutContext): Promise<strin
       `send to a group of ${MEMBERS} (${linkedMembers.length + 1} linked accounts, ${phoneMembers.length} phones; API request to 200)`,
     );
     const direct = row('direct', 'send one-to-one (API request to 200)');
-    return [group.text, direct.text, `group / one-to-one send p50: ${(group.p50 / direct.p50).toFixed(2)}x (no goal yet)`];
+    return [
+      group.text,
+      direct.text,
+      `group / one-to-one send p50: ${(group.p50 / direct.p50).toFixed(2)}x (no goal yet)`,
+      `group metadata queries by the sender over its ${timings.group.length} group sends: ${metadataQueries} (cachedGroupMetadata)`,
+    ];
   } finally {
     await api.close();
   }

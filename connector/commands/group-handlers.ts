@@ -53,14 +53,14 @@ export function groupHandlers(deps: GroupDeps) {
       }
       const handle = await session.sendHandle(Date.now() + Math.max(0, Math.min(deps.waitForConnectedMs, remaining())));
       if ('notConnected' in handle) return fail(`account is not connected (status: ${handle.notConnected})`);
-      const { sock } = handle;
+      const { sock, groupMetadata } = handle;
 
       if (!(await claimGroupRequest(table, accountId, commandId))) {
         await failPendingGroupRequest(table, accountId, commandId, 'the connector took the request after its deadline');
         return done('not claimed');
       }
       try {
-        await markGroupRequestDone(table, accountId, commandId, await runGroupOperation(sock, command.payload));
+        await markGroupRequestDone(table, accountId, commandId, await runGroupOperation(sock, command.payload, groupMetadata));
         log.info('group operation done');
         return done('done');
       } catch (error) {

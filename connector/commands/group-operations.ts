@@ -1,4 +1,5 @@
 import type { GroupMetadata, WASocket } from '@whiskeysockets/baileys';
+import type { GroupMetadataCache } from '../session/group-metadata.js';
 import { apiJid, type GroupDetail, type GroupOperation, type GroupRefusal, type GroupResult } from '../../core/schemas/group.js';
 
 /** Invite links are this prefix and the code (what WhatsApp shows under "Invite via link"). */
@@ -38,6 +39,11 @@ export function refusalOf(error: unknown): GroupRefusedError | undefined {
 
 const isoOf = (seconds: number | undefined) => (seconds && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : undefined);
 
+function remembered(groups: GroupMetadataCache, meta: GroupMetadata): GroupMetadata {
+  groups.remember(meta);
+  return meta;
+}
+
 function detailOf(meta: GroupMetadata): GroupDetail {
   const owner = meta.owner ? apiJid(meta.owner, meta.ownerPn) : undefined;
   return {
@@ -49,8 +55,12 @@ function detailOf(meta: GroupMetadata): GroupDetail {
   };
 }
 
-/** Runs one group operation on the account's live socket and shapes WhatsApp's answer for the API. */
-export async function runGroupOperation(sock: WASocket, operation: GroupOperation): Promise<GroupResult> {
+/**
+ * Runs one group operation on the account's live socket and shapes WhatsApp's answer for the API.
+ * Metadata it gets is kept for sends; a group whose participants or subject it changes, or that
+ * it leaves, is asked for again on the next send.
+ */
+export async function runGroupOperation(sock: WASocket, operation: GroupOperation, known: GroupMetadataCache): Promise<GroupResult> {
   switch (operation.op) {
     case 'list': {
       const all = await sock.groupFetchAllParticipating();
@@ -70,17 +80,19 @@ export async function runGroupOperation(sock: WASocket, operation: GroupOperatio
       return { groups };
     }
     case 'create':
-      return { group: detailOf(await sock.groupCreate(operation.subject, operation.participants)) };
+      return { group: detailOf(remembered(known, await sock.groupCreate(operation.subject, operation.participants))) };
     case 'metadata':
-      return { group: detailOf(await sock.groupMetadata(operation.groupId)) };
+      return { group: detailOf(remembered(known, await sock.groupMetadata(operation.groupId))) };
     case 'participants': {
       const results = await sock.groupParticipantsUpdate(operation.groupId, operation.participants, operation.action);
+      known.forget(operation.groupId);
       return { results: results.map((r) => ({ jid: apiJid(r.jid ?? ''), status: Number(r.status) || 0 })) };
     }
     case 'update':
       if (operation.subject !== undefined) await sock.groupUpdateSubject(operation.groupId, operation.subject);
       // An empty description removes it (Baileys sends `delete="true"`).
       if (operation.description !== undefined) await sock.groupUpdateDescription(operation.groupId, operation.description || undefined);
+      known.forget(operation.groupId);
       return {};
     case 'invite': {
       const code = await sock.groupInviteCode(operation.groupId);
@@ -88,6 +100,7 @@ export async function runGroupOperation(sock: WASocket, operation: GroupOperatio
       return { code, url: `${INVITE_URL_PREFIX}${code}` };
     }
     case 'leave':
+      known.forget(operation.groupId);
       await sock.groupLeave(operation.groupId);
       return {};
     case 'contact_exists': {

@@ -9,13 +9,15 @@ import { findMedia } from '../../core/store/media.js';
 import { findMessage, listMessages } from '../../core/store/messages.js';
 import { contactVcard } from '../../core/vcard.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
-import { stickerWebp } from '../media/sticker.js';
+import { stickerWebp, type Sticker } from '../media/sticker.js';
 import { keyOf, type PreparedSend, type SendDeps, SendRejectedError, sendSettler } from './send-handlers.js';
 
 /** How far back a read looks for the chat's unread messages (they are the newest ones). */
 const READ_LOOKBACK = 200;
 
 const FORWARDED = { contextInfo: { isForwarded: true, forwardingScore: 1 } };
+
+const stickerContent = ({ webp, animated }: Sticker) => ({ sticker: webp, mimetype: 'image/webp', isAnimated: animated });
 
 /** Baileys' presence names for the API's states. */
 const PRESENCE = {
@@ -71,7 +73,7 @@ export function kindHandlers(deps: SendDeps) {
     const object = media ? await getStream(deps.mediaStore, media.s3Key) : undefined;
     if (!media || !object) throw new SendRejectedError('the stored media of the message is gone');
     if (source.type === 'sticker') {
-      return { jid, content: { sticker: await stickerWebp(object.body, 'image/webp'), mimetype: 'image/webp' } };
+      return { jid, content: stickerContent(await stickerWebp(object.body)) };
     }
     if (source.type !== 'image' && source.type !== 'video' && source.type !== 'audio' && source.type !== 'document') {
       object.body.destroy();
@@ -122,11 +124,11 @@ export function kindHandlers(deps: SendDeps) {
 
     send_sticker: (command: CommandOf<'send_sticker'>) =>
       settle(command, async () => {
-        const { to, s3Key, mimetype } = command.payload;
+        const { to, s3Key } = command.payload;
         if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
         const upload = await getStream(deps.mediaStore, s3Key);
         if (!upload) throw new SendRejectedError('uploaded file not found');
-        return { jid: to, content: { sticker: await stickerWebp(upload.body, mimetype), mimetype: 'image/webp' } };
+        return { jid: to, content: stickerContent(await stickerWebp(upload.body)) };
       }),
 
     edit_message: (command: CommandOf<'edit_message'>) =>
@@ -169,8 +171,12 @@ export function kindHandlers(deps: SendDeps) {
         const { to, state } = command.payload;
         const presence = PRESENCE[state];
         return {
-          action: (sock) =>
-            state === 'available' || state === 'unavailable' ? sock.sendPresenceUpdate(presence) : sock.sendPresenceUpdate(presence, to),
+          action: async (sock) => {
+            if (state !== 'available' && state !== 'unavailable') return sock.sendPresenceUpdate(presence, to);
+            // Baileys drops it silently without the account's push name (connector/session/push-name.ts).
+            if (!sock.authState.creds.me?.name) throw new SendRejectedError('the account has no push name yet');
+            return sock.sendPresenceUpdate(presence);
+          },
         };
       }),
   };

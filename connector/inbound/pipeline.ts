@@ -111,6 +111,15 @@ type StoredMessage = { message: Message; marks: MessageMarks };
 
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
+/** Sent group messages whose members' receipts may wait for the row, at most (each kept two minutes, as early statuses are). */
+const EARLY_GROUP_RECEIPTS_LIMIT = 10_000;
+
+interface EarlyGroupReceipts {
+  groupJid: string;
+  receipts: GroupReceipt[];
+  recipients: () => Promise<GroupRecipients | undefined>;
+}
+
 /** Chat names already written (the most recent, at most), so a known pushName costs no write per message. */
 const KNOWN_NAMES_LIMIT = 10_000;
 
@@ -123,6 +132,8 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
   const earlyStatuses = new EarlyStatuses();
+  /** Group receipts for messages the account sent whose row is still to come (a phone member acks at once). */
+  const earlyGroupReceipts = new BoundedCache<string, EarlyGroupReceipts>('early-group-receipts', EARLY_GROUP_RECEIPTS_LIMIT, 2 * 60_000);
   const deliverFromMe = deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME;
   /** Events of what the account did itself go out only when its own messages do. */
   const updateEventDue = (origin: UpdateOrigin) => !origin.fromMe || deliverFromMe;
@@ -253,7 +264,10 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   async function putNewMessage(accountId: string, msg: WAMessage, message: Message, eventDue: boolean) {
     if (!message.fromMe) return { stored: await putMessageIfAbsent(table, accountId, message, { eventPending: eventDue }), moves: [] };
     const key = `${accountId}\n${message.messageId}`;
-    return statusLocks.run(key, async () => {
+    let early: EarlyGroupReceipts | undefined;
+    const result = await statusLocks.run(key, async () => {
+      early = earlyGroupReceipts.get(key);
+      earlyGroupReceipts.delete(key);
       const now = Date.now();
       const initial: StatusMove = { status: statusFromBaileys(msg.status) ?? 'sent', at: now };
       const moves = forwardMoves(undefined, [initial, ...earlyStatuses.take(key, now)]);
@@ -267,6 +281,47 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       return { stored: false, moves: applied };
     });
+    if (early) await applyGroupReceipts(accountId, early.groupJid, early.receipts, early.recipients);
+    return result;
+  }
+
+  /** Records one member's receipt on the sent message; a message not stored yet keeps it for the write of its row. */
+  function recordGroupReceipt(
+    accountId: string,
+    groupJid: string,
+    receipt: GroupReceipt,
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ) {
+    const key = `${accountId}\n${receipt.messageId}`;
+    return statusLocks.run(key, async () => {
+      const sets = await addGroupReceipt(table, accountId, receipt.messageId, receipt.kind, receipt.userJid);
+      if (!sets) {
+        const kept = earlyGroupReceipts.get(key);
+        earlyGroupReceipts.set(key, { groupJid, receipts: [...(kept?.receipts ?? []), receipt], recipients });
+      }
+      return sets;
+    });
+  }
+
+  async function applyGroupReceipts(
+    accountId: string,
+    groupJid: string,
+    receipts: readonly GroupReceipt[],
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ) {
+    let members: GroupRecipients | undefined;
+    for (const receipt of receipts) {
+      const sets = await recordGroupReceipt(accountId, groupJid, receipt, recipients);
+      if (!sets) continue;
+      members ??= await recipients();
+      if (!members) {
+        deps.logger.debug({ accountId, groupJid }, 'group members unknown: group receipts recorded, status not decided');
+        return;
+      }
+      const status = groupStatusOf(members, sets.deliveredTo, sets.readBy);
+      if (status && isForwardMove(sets.status, status))
+        await applyStatus(accountId, { messageId: receipt.messageId, status, at: receipt.at });
+    }
   }
 
   /** Decrypts a vote with its poll's secret, keeps it on the poll, and queues `message.poll_vote`. */
@@ -395,21 +450,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       if (firstError) throw firstError;
     },
-    async handleGroupReceipts(accountId, groupJid, receipts, recipients) {
-      let members: GroupRecipients | undefined;
-      for (const receipt of receipts) {
-        const sets = await addGroupReceipt(table, accountId, receipt.messageId, receipt.kind, receipt.userJid);
-        if (!sets) continue;
-        members ??= await recipients();
-        if (!members) {
-          deps.logger.debug({ accountId, groupJid }, 'group members unknown: group receipts recorded, status not decided');
-          return;
-        }
-        const status = groupStatusOf(members, sets.deliveredTo, sets.readBy);
-        if (status && isForwardMove(sets.status, status))
-          await applyStatus(accountId, { messageId: receipt.messageId, status, at: receipt.at });
-      }
-    },
+    handleGroupReceipts: applyGroupReceipts,
   };
 }
 

@@ -27,6 +27,7 @@ import { publishQr, qrLifetimeMs, withdrawQr } from './qr-log.js';
 import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
+import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
 
 export interface AccountSessionDeps {
@@ -55,6 +56,8 @@ export interface FinalStatus {
 /** See `AccountSession.sendHandle`. */
 export interface SendHandle {
   sock: WASocket;
+  /** The socket's group metadata (Baileys' cachedGroupMetadata): group operations keep it current. */
+  groupMetadata: GroupMetadataCache;
   noteOwnSend(messageId: string): void;
   storeContext: InboundContext | undefined;
 }
@@ -118,6 +121,8 @@ export class AccountSession {
   private readonly inbox: Inbox;
   /** Names the account's group chats. */
   private readonly groupSubjects: GroupSubjects;
+  /** Group participants for sends, so that a send to a group does not ask WhatsApp for them each time. */
+  private readonly groupMetadata = new GroupMetadataCache();
   private replayTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: AccountSessionDeps) {
@@ -296,7 +301,12 @@ export class AccountSession {
     const connected = await this.waitForConnected(Math.max(0, deadline - Date.now()));
     const sock = this.socket;
     if (!connected || !sock) return { notConnected: this.currentStatus };
-    return { sock, noteOwnSend: (messageId) => this.noteOwnSend(messageId), storeContext: this.contextFor(sock) };
+    return {
+      sock,
+      groupMetadata: this.groupMetadata,
+      noteOwnSend: (messageId) => this.noteOwnSend(messageId),
+      storeContext: this.contextFor(sock),
+    };
   }
 
   /** Remembers an id a command is about to send (see `ownSends`). */
@@ -320,7 +330,7 @@ export class AccountSession {
           logger: this.log,
           reuploadRequest: sock.updateMediaMessage,
         }),
-      groupSubject: (groupJid) => this.groupSubjects.subjectOf(sock, groupJid),
+      groupSubject: (groupJid) => this.groupSubjects.subjectOf((jid) => this.groupMetadata.metadataOf(sock, jid), groupJid),
     };
   }
 
@@ -339,13 +349,17 @@ export class AccountSession {
       shouldSyncHistoryMessage,
       generateHighQualityLinkPreview: false,
       makeSignalRepository: durable.makeSignalRepository,
+      cachedGroupMetadata: (groupJid) => this.groupMetadata.metadataOf(sock, groupJid),
     });
     durable.watch(sock.ws);
     this.groupSubjects.watch(sock);
+    this.groupMetadata.clear();
+    this.groupMetadata.watch(sock);
     const previous = this.dispatcher;
     this.sock = sock;
     this.dispatcher = attachDispatcher(sock, {
       accountId: this.accountId,
+      groupMetadata: (groupJid) => this.groupMetadata.metadataOf(sock, groupJid),
       logger: this.log,
       inbound: this.deps.inbound,
       inboundContext: () => this.contextFor(sock),

@@ -3,6 +3,7 @@ import {
   jidNormalizedUser,
   type BinaryNode,
   type ConnectionState,
+  type GroupMetadata,
   type MessageUserReceiptUpdate,
   type WAMessageUpdate,
   type WASocket,
@@ -13,6 +14,7 @@ import { withTimeout } from '../../core/with-timeout.js';
 import type { InboundContext, InboundPipeline, StatusUpdate } from '../inbound/pipeline.js';
 import { statusFromBaileys } from '../inbound/status.js';
 import type { GroupReceipt, GroupRecipients } from '../inbound/group-receipts.js';
+import { learnOwnPushName } from './push-name.js';
 
 /** The inbound pipeline as the session sees it (connector/inbound implements it). */
 export type InboundHandlers = InboundPipeline;
@@ -22,6 +24,8 @@ export interface DispatchTargets {
   logger: Logger;
   onConnectionUpdate(update: Partial<ConnectionState>): void;
   onCredsUpdate(): void;
+  /** The group's metadata, from the session's cache (group-metadata.ts) or asked of WhatsApp. */
+  groupMetadata(groupJid: string): Promise<GroupMetadata>;
   inbound: InboundHandlers;
   /** The context of this socket (undefined before the account's own JID is known). */
   inboundContext(): InboundContext | undefined;
@@ -83,7 +87,8 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     const history = events['messaging-history.set'];
     if (history) {
       // Baileys has stored the LID mappings it carries; its messages are old traffic and are
-      // neither stored nor delivered as webhooks (history-sync.ts).
+      // neither stored nor delivered as webhooks (history-sync.ts). Its push names may name the
+      // account itself (push-name.ts).
       targets.logger.debug(
         {
           accountId: targets.accountId,
@@ -95,6 +100,8 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         },
         'history sync processed: messages not imported',
       );
+      if (learnOwnPushName(sock, history.contacts))
+        targets.logger.info({ accountId: targets.accountId }, 'push name learned from the history sync');
     }
     const upsert = events['messages.upsert'];
     const statusUpdates = statusUpdatesOf(events['messages.update'] ?? []);
@@ -127,13 +134,17 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     if (statusUpdates.length > 0) {
       enqueue('messages.update', () => targets.inbound.handleStatus(targets.accountId, statusUpdates));
     }
-    for (const [groupJid, receipts] of groupReceiptsOf(events['message-receipt.update'] ?? [])) {
+    // Members' receipts Baileys folded into the echo of a group send (they came while it buffered it).
+    const folded = (upsert?.messages ?? []).flatMap((m) =>
+      upsert?.type === 'append' && m.key.fromMe ? (m.userReceipt ?? []).map((receipt) => ({ key: m.key, receipt })) : [],
+    );
+    for (const [groupJid, receipts] of groupReceiptsOf([...(events['message-receipt.update'] ?? []), ...folded])) {
       enqueue('message-receipt.update', () =>
         targets.inbound.handleGroupReceipts(targets.accountId, groupJid, receipts, () => groupMembers.recipients(groupJid)),
       );
     }
   });
-  const groupMembers = groupMembersOf(sock, targets.logger);
+  const groupMembers = groupMembersOf(sock, targets.groupMetadata, targets.logger);
 
   // WhatsApp's ack of a message the account sent: `sent` (Baileys reads only failed acks).
   const onAck = (node: BinaryNode) => {
@@ -155,39 +166,30 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
 
 const ACK_EVENT = 'CB:ack,class:message';
 
-/** Members of a group are asked for once a minute at most (a busy group sends a receipt per member). */
-const GROUP_MEMBERS_TTL_MS = 60_000;
-const GROUP_MEMBERS_LIMIT = 1_000;
 const GROUP_MEMBERS_TIMEOUT_MS = 10_000;
 
 /** The members of the account's groups besides the account, each with every JID known for them. */
-function groupMembersOf(sock: WASocket, logger: Logger) {
-  const cache = new Map<string, { recipients: Promise<GroupRecipients | undefined>; at: number }>();
-  const forget = (groupJid: string, reason: unknown) => {
-    logger.debug({ err: reason, groupJid }, 'group members not known');
-    cache.delete(groupJid);
-    return undefined;
-  };
+function groupMembersOf(sock: WASocket, groupMetadata: DispatchTargets['groupMetadata'], logger: Logger) {
   return {
     recipients(groupJid: string): Promise<GroupRecipients | undefined> {
-      const cached = cache.get(groupJid);
-      if (cached && Date.now() - cached.at < GROUP_MEMBERS_TTL_MS) return cached.recipients;
-      if (cache.size >= GROUP_MEMBERS_LIMIT) cache.clear();
       const self = new Set([sock.user?.id, sock.user?.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)));
-      // Bounded: the account's inbound queue waits on it.
-      const recipients = withTimeout(sock.groupMetadata(groupJid), GROUP_MEMBERS_TIMEOUT_MS).then(
+      const forget = (reason: unknown) => {
+        logger.debug({ err: reason, groupJid }, 'group members not known');
+        return undefined;
+      };
+      // Bounded: the account's inbound queue waits on it. A busy group sends a receipt per
+      // member; the session's metadata cache asks WhatsApp once for all of them.
+      return withTimeout(groupMetadata(groupJid), GROUP_MEMBERS_TIMEOUT_MS).then(
         (metadata) =>
           metadata === 'timed_out'
-            ? forget(groupJid, 'timed out')
+            ? forget('timed out')
             : metadata.participants
                 .map((member) =>
                   [member.id, member.phoneNumber, member.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)),
                 )
                 .filter((ids) => !ids.some((id) => self.has(id))),
-        (error: unknown) => forget(groupJid, error),
+        forget,
       );
-      cache.set(groupJid, { recipients, at: Date.now() });
-      return recipients;
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { WASocket } from '@whiskeysockets/baileys';
+import type { GroupMetadata, WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import { renameChat } from '../../core/store/chats.js';
 import type { Table } from '../../core/store/table.js';
@@ -8,7 +8,7 @@ const SUBJECTS_LIMIT = 5_000;
 
 /**
  * The subjects of an account's groups, which name its group chats: asked of WhatsApp once per
- * group (a metadata query) and then kept current from Baileys' group events (creation, subject
+ * group (a metadata query, shared with sends through group-metadata.ts) and then kept current from Baileys' group events (creation, subject
  * changes), which also rename the stored chat.
  */
 export class GroupSubjects {
@@ -21,11 +21,11 @@ export class GroupSubjects {
   ) {}
 
   /** The group's subject, or undefined when WhatsApp does not tell (left, or no answer). */
-  async subjectOf(sock: WASocket, groupJid: string): Promise<string | undefined> {
+  async subjectOf(metadataOf: (groupJid: string) => Promise<GroupMetadata>, groupJid: string): Promise<string | undefined> {
     const known = this.subjects.get(groupJid);
     if (known !== undefined) return known;
     try {
-      const { subject } = await sock.groupMetadata(groupJid);
+      const { subject } = await metadataOf(groupJid);
       this.remember(groupJid, subject);
       return subject;
     } catch (error) {

@@ -15,8 +15,8 @@ const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] 
  * device that does not have the key yet. Every device of every member but the sending one gets
  * `<message from="G@g.us" participant="SENDER:DEV" …>` with its own distribution part (if any)
  * first, then the skmsg. A retry resend (`participant` set, a single pairwise `<enc>`) goes to
- * that device only. Simulated phones do not read groups: each member's phone acknowledges
- * delivery, as WhatsApp's phones do.
+ * that device only. Each member's phone acknowledges delivery at once, as WhatsApp's phones do,
+ * and keeps the message (undecrypted) so that the control API can read it.
  */
 export function handleGroupMessage(ctx: StanzaContext, node: BinaryNode): void {
   const { network } = ctx;
@@ -55,7 +55,8 @@ export function handleGroupMessage(ctx: StanzaContext, node: BinaryNode): void {
     if (!member) continue;
     network.notePeers(ctx.account, member);
     if (member !== ctx.account) sendGroupReceipt(network, group, id, member, 0, {});
-    for (const device of member.devices.keys()) {
+    // The phone (device 0) is not among the companions: it gets its copy too.
+    for (const device of [0, ...member.devices.keys()]) {
       if (member === ctx.account && device === ctx.device) continue;
       const own = pairwise.get(`${phone}:${device}`);
       const content = own ? [own, skmsg, ...(deviceIdentity ? [deviceIdentity] : [])] : [skmsg];
@@ -84,7 +85,8 @@ function senderAttrs(ctx: StanzaContext, group: Group, node: BinaryNode, id: str
 }
 
 function deliverTo(ctx: StanzaContext, account: Account, device: number, attrs: Record<string, string>, encs: BinaryNode[]): void {
-  if (device === 0) return;
   const content = encs.map((e) => (e.tag === 'enc' ? { tag: 'enc', attrs: { ...e.attrs }, content: e.content } : e));
-  ctx.network.deliver(account, device, { tag: 'message', attrs, content });
+  const stanza: BinaryNode = { tag: 'message', attrs, content };
+  if (device === 0) ctx.phones.receiveGroup(account, ctx.account, ctx.device, attrs.from ?? '', stanza);
+  else ctx.network.deliver(account, device, stanza);
 }

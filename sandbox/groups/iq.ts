@@ -31,7 +31,10 @@ export function handleGroupIq(ctx: StanzaContext, iq: BinaryNode): void {
   const me = ctx.account.phone;
   if (!group.participants.has(me)) return ctx.send(iqError(iq, 403, 'forbidden'));
   const tag = first?.tag ?? '';
-  if (iq.attrs.type === 'get' && tag === 'query') return ctx.send(iqResult(iq, [groupNode(ctx.network, group)]));
+  if (iq.attrs.type === 'get' && tag === 'query') {
+    ctx.network.groups.countMetadataQuery(me);
+    return ctx.send(iqResult(iq, [groupNode(ctx.network, group)]));
+  }
   if (iq.attrs.type === 'get' && tag === 'invite') {
     if (!isAdmin(group, me)) return ctx.send(iqError(iq, 401, 'not-authorized'));
     return ctx.send(iqResult(iq, [{ tag: 'invite', attrs: { code: group.inviteCode } }]));

@@ -46,13 +46,13 @@ export function sendGroupReceipt(
   member: Account,
   memberDevice: number,
   receipt: Pick<BinaryNode, 'attrs' | 'content'> | Record<string, never>,
-): void {
+): boolean {
   const origin = network.originOf(id);
   const sender = origin ? network.accounts.get(origin.phone) : undefined;
-  if (!origin || !sender || sender === member || origin.device === 0) return;
+  if (!origin || !sender || sender === member || origin.device === 0) return false;
   const received = receipt.attrs?.type;
   const type = !received || received === 'inactive' ? 'delivery' : received;
-  if (!network.groupReceipts.first(id, member.phone, type)) return;
+  if (!network.groupReceipts.first(id, member.phone, type)) return false;
   const attrs: Record<string, string> = {
     from: groupJid(group.id),
     id,
@@ -61,4 +61,5 @@ export function sendGroupReceipt(
   };
   if (type !== 'delivery') attrs.type = type;
   network.deliver(sender, origin.device, { tag: 'receipt', attrs, ...(receipt.content ? { content: receipt.content } : {}) });
+  return true;
 }

@@ -8,6 +8,8 @@ import { newGroupId, newInviteCode, type Group, type GroupRole } from './model.j
 export class GroupRegistry {
   private readonly byId = new Map<string, Group>();
   private readonly byMember = new Map<string, Set<string>>();
+  /** Metadata queries (`<query request="interactive"/>`) asked by each phone's devices, for the control API. */
+  private readonly metadataQueries = new Map<string, number>();
 
   constructor(private readonly onChange: () => void = () => {}) {}
 
@@ -35,6 +37,14 @@ export class GroupRegistry {
     this.add(group);
     this.onChange();
     return group;
+  }
+
+  countMetadataQuery(phone: string): void {
+    this.metadataQueries.set(phone, (this.metadataQueries.get(phone) ?? 0) + 1);
+  }
+
+  metadataQueriesOf(phone: string): number {
+    return this.metadataQueries.get(phone) ?? 0;
   }
 
   get(id: string): Group | undefined {

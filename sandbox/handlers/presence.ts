@@ -2,13 +2,17 @@ import type { BinaryNode } from '@whiskeysockets/baileys';
 import type { Account } from '../network/model.js';
 import type { Network } from '../network/network.js';
 import { children, type StanzaContext } from './context.js';
+import { groupJid, parseGroupJid } from '../groups/model.js';
+import { memberJid } from '../groups/nodes.js';
 
 /**
  * Presence and chat states (docs/sandbox-protocol.md, "Presence"). Neither is stored or queued:
  * like WhatsApp, they reach the devices online now or nobody.
  *
  * - `<chatstate to=B><composing/>|<composing media=audio/>|<paused/></chatstate>` goes to B's
- *   online devices as `<chatstate from=A>` with the same child (Baileys: presence.update).
+ *   online devices as `<chatstate from=A>` with the same child (Baileys: presence.update). To a
+ *   group the sender is in, it goes to the other members' online devices as
+ *   `<chatstate from=G@g.us participant=A>`.
  * - `<presence type=subscribe to=B/>` subscribes the device's account to B's presence; it is
  *   answered with B's last presence when B has announced one.
  * - `<presence type=available|unavailable name=.../>` (no `to`) is kept as the account's
@@ -38,8 +42,18 @@ function sendToOnline(network: Network, account: Account, node: BinaryNode): voi
 }
 
 export function handleChatstate(ctx: StanzaContext, node: BinaryNode): void {
-  const target = ctx.network.accounts.resolve(node.attrs.to);
   const [state] = children(node);
+  const group = ctx.network.groups.get(parseGroupJid(node.attrs.to) ?? '');
+  if (group) {
+    if (!state || !group.participants.has(ctx.account.phone)) return;
+    const attrs = { from: groupJid(group.id), participant: memberJid(ctx.network, ctx.account.phone) };
+    for (const phone of group.participants.keys()) {
+      const member = ctx.network.accounts.get(phone);
+      if (member && member !== ctx.account) sendToOnline(ctx.network, member, { tag: 'chatstate', attrs, content: [state] });
+    }
+    return;
+  }
+  const target = ctx.network.accounts.resolve(node.attrs.to);
   if (!target || !state || target.account === ctx.account) return;
   const from = ctx.network.jidOf(ctx.account, 0, target.server === 'lid');
   sendToOnline(ctx.network, target.account, { tag: 'chatstate', attrs: { from }, content: [state] });

@@ -35,6 +35,8 @@ export interface CompanionDevice {
 export interface PhoneInboxEntry {
   id: string;
   from: string;
+  /** The group JID of a group message; those are kept without their content (`text` null, `type` "group"). */
+  chat?: string;
   text: string | null;
   type: string;
   timestamp: number;
@@ -59,6 +61,8 @@ interface PendingCiphertext {
   type: string;
   ciphertext: Buffer;
   timestamp: number;
+  /** A group message (not decrypted: the phones keep no sender keys). */
+  group?: string;
 }
 
 export interface Account {

@@ -156,6 +156,27 @@ export class Phones {
     }
   }
 
+  /**
+   * A group message for this phone's account. The phones keep no sender keys, so it is not
+   * decrypted: its id, group and sender are kept, in arrival order with the other messages, so
+   * that the phone can read it (POST /phones/:phone/read). Its delivery receipt went out with the
+   * fan-out (sandbox/groups/fanout.ts).
+   */
+  receiveGroup(phone: Account, sender: Account, senderDevice: number, groupJid: string, stanza: BinaryNode): void {
+    if (sender === phone || !stanza.attrs.id) return;
+    phone.phoneIdentity.undecrypted.push({
+      id: stanza.attrs.id,
+      senderPhone: sender.phone,
+      senderDevice,
+      type: 'skmsg',
+      ciphertext: Buffer.alloc(0),
+      timestamp: Number(stanza.attrs.t) || now(),
+      group: groupJid,
+    });
+    if (phone.phoneIdentity.undecrypted.length > UNDECRYPTED_LIMIT) void this.decryptPending(phone);
+    this.network.changed();
+  }
+
   /** What device 0 received, decrypted: GET /phones/:phone/messages. */
   async readInbox(phone: Account): Promise<PhoneInboxEntry[]> {
     await this.decryptPending(phone);
@@ -178,6 +199,17 @@ export class Phones {
       for (const item of pending) {
         const sender = this.network.accounts.get(item.senderPhone);
         if (!sender) continue;
+        if (item.group) {
+          this.record(phone, {
+            id: item.id,
+            from: pnJid(sender.phone),
+            chat: item.group,
+            text: null,
+            type: 'group',
+            timestamp: item.timestamp,
+          });
+          continue;
+        }
         try {
           const cipher = new SessionCipher(this.store(phone), this.address(sender, item.senderDevice));
           const padded =
@@ -211,39 +243,50 @@ export class Phones {
   }
 
   /**
-   * The initial history sync a phone pushes to a newly linked companion: empty history, the push
-   * name and the PN<->LID mappings it knows. Baileys waits up to 20 s for it (chats.js:1067-1111).
+   * The history syncs a phone pushes to a newly linked companion: the initial bootstrap (empty
+   * history and the PN<->LID mappings it knows; Baileys waits up to 20 s for it, chats.js:1067-1111)
+   * and the push names (the account's own first), which Baileys reads only from a PUSH_NAME sync
+   * (Utils/history.js). WhatsApp also gives the companion its own name through app-state sync
+   * (critical_block, pushNameSetting), which the sandbox does not model (docs/sandbox-protocol.md).
    */
   sendHistoryBootstrap(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
     return this.serial(phone, () => this.sendHistoryBootstrapNow(phone, companion, known));
   }
 
   private async sendHistoryBootstrapNow(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
-    const history = proto.HistorySync.encode({
-      syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
+    const { HistorySyncType } = proto.HistorySync;
+    const bootstrap = historySyncMessage(HistorySyncType.INITIAL_BOOTSTRAP, {
       conversations: [],
-      pushnames: [{ id: pnJid(phone.phone), pushname: phone.pushName }],
       phoneNumberToLidMappings: [phone, ...known].map((a) => ({ pnJid: pnJid(a.phone), lidJid: lidJid(a.lid) })),
-      progress: 100,
-    }).finish();
-    const message: proto.IMessage = {
-      protocolMessage: {
-        type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
-        historySyncNotification: {
-          syncType: proto.Message.HistorySyncType.INITIAL_BOOTSTRAP,
-          initialHistBootstrapInlinePayload: deflateSync(history),
-          chunkOrder: 0,
-          progress: 100,
-        },
-      },
-    };
+    });
+    const pushNames = historySyncMessage(HistorySyncType.PUSH_NAME, {
+      pushnames: [phone, ...known].map((a) => ({ id: pnJid(a.phone), pushname: a.pushName })),
+    });
     companion.bootstrapped = true;
     this.network.changed();
-    await this.sendEncrypted(phone, phone, companion, message, {
-      id: generateMessageID(),
-      type: 'text',
-      category: 'peer',
-      push_priority: 'high_force',
-    });
+    for (const message of [bootstrap, pushNames]) {
+      await this.sendEncrypted(phone, phone, companion, message, {
+        id: generateMessageID(),
+        type: 'text',
+        category: 'peer',
+        push_priority: 'high_force',
+      });
+    }
   }
+}
+
+/** A history sync sent inline, as WhatsApp sends small ones (initialHistBootstrapInlinePayload). */
+function historySyncMessage(syncType: proto.HistorySync.HistorySyncType, history: Omit<proto.IHistorySync, 'syncType'>): proto.IMessage {
+  const payload = proto.HistorySync.encode({ syncType, progress: 100, ...history }).finish();
+  return {
+    protocolMessage: {
+      type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+      historySyncNotification: {
+        syncType: syncType as unknown as proto.Message.HistorySyncType,
+        initialHistBootstrapInlinePayload: deflateSync(payload),
+        chunkOrder: 0,
+        progress: 100,
+      },
+    },
+  };
 }

@@ -17,6 +17,8 @@ describe('groups through the API', { timeout: 120_000 }, () => {
   let gw: Gateway;
   let api: Awaited<ReturnType<typeof startTestApi>>;
   let carol: SandboxClient;
+  let erin: SandboxClient | undefined;
+  const erinPhone = '15550800005';
   const alice = { id: 'grpalice', phone: '15550800001' };
   const bob = { id: 'grpbob', phone: '15550800002' };
   const carolPhone = '15550800003';
@@ -46,6 +48,7 @@ describe('groups through the API', { timeout: 120_000 }, () => {
   });
   afterAll(async () => {
     await carol?.stop();
+    await erin?.stop();
     await api?.close();
     await gw?.stop();
   });
@@ -179,6 +182,32 @@ describe('groups through the API', { timeout: 120_000 }, () => {
     expect(onCarol.message?.imageMessage?.caption).toBe('green');
   });
 
+  it("sends ask WhatsApp for the group's members once; a member added through the API gets the next send", async () => {
+    const send = async (message: string) => {
+      const sent = await api.call('POST', `/accounts/${alice.id}/message/send`, { to: groupId, message });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+      return sent.body.messageId as string;
+    };
+    await send('first');
+    const queries = await gw.control.groupMetadataQueries(alice.phone);
+    const second = await send('second');
+    await carol.waitForMessage((m) => m.key.id === second, 'carol to get the second text');
+    expect(await gw.control.groupMetadataQueries(alice.phone)).toBe(queries);
+
+    // Erin never had alice's sender key: a send with the old member list would not give her one.
+    erin = await linkClient(gw.sandbox, erinPhone, { pushName: 'Erin' });
+    const added = await api.call('POST', `/accounts/${alice.id}/groups/${groupId}/participants`, {
+      action: 'add',
+      participants: [jid(erinPhone)],
+    });
+    expect(added.body).toEqual({ ok: true, results: [{ jid: jid(erinPhone), status: 200 }] });
+    const third = await send('third');
+    const onErin = await erin.waitForMessage((m) => m.key.id === third, 'erin to get the text sent after she joined');
+    expect(onErin.message?.conversation ?? onErin.message?.extendedTextMessage?.text).toBe('third');
+    expect(await gw.control.groupMetadataQueries(alice.phone)).toBeGreaterThan(queries);
+    expect(erin.unexpectedErrors).toEqual([]);
+  });
+
   it('text and media from the raw client are stored by both accounts with carol as participant', async () => {
     const text = await carol.sock!.sendMessage(groupId, { text: 'hi from carol' });
     const image = await carol.sock!.sendMessage(groupId, {
@@ -199,6 +228,28 @@ describe('groups through the API', { timeout: 120_000 }, () => {
   it("lists the group chat under the group's subject", async () => {
     const chats = await listChats(gw.table, bob.id, { limit: 50, skip: 0 });
     expect(chats.find((c) => c.chatId === groupId)?.name).toBe('Ops team');
+  });
+
+  it("a phone-only member's read moves the group message to read for the sender", async () => {
+    const dave = '15550800004';
+    const created = await api.call('POST', `/accounts/${alice.id}/groups`, { subject: 'Phones', participants: [jid(dave)] });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const phonesGroup = (created.body.group as { groupId: string }).groupId;
+    const sent = await api.call('POST', `/accounts/${alice.id}/message/send`, { to: phonesGroup, message: 'read me, dave' });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const messageId = sent.body.messageId as string;
+    const status = (wanted: string) =>
+      waitFor(`the group message to be ${wanted}`, async () => {
+        const { body } = await api.call('GET', `/accounts/${alice.id}/messages/${messageId}`);
+        return (body.message as { status?: string } | undefined)?.status === wanted ? true : undefined;
+      });
+    await status('delivered');
+    const inbox = await waitFor("dave's phone to have it", async () => (await gw.control.inbox(dave)).find((m) => m.id === messageId));
+    expect(inbox).toMatchObject({ from: jid(alice.phone), chat: phonesGroup, type: 'group' });
+    expect((await gw.control.markReceived(dave, 'read', [messageId])).receipted).toEqual([messageId]);
+    await status('read');
+    // Like WhatsApp, the sender hears a member's read once.
+    expect((await gw.control.markReceived(dave, 'read', [messageId])).receipted).toEqual([]);
   });
 
   it('bob leaves: the group no longer lists him', async () => {

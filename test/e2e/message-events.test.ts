@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { WAMessage } from '@whiskeysockets/baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookKey } from '../../core/keys.js';
 import { findMessage } from '../../core/store/messages.js';
@@ -9,13 +10,15 @@ import { Receiver } from '../connector/webhooks/receiver.js';
 import { startTestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
+import { voteMessage } from './support/poll-vote.js';
 
 /**
  * Message status and the message-level events end to end, over the sandbox network: a message
  * the account sent moves sent -> delivered -> read (-> played) as the other side receives and
  * reads it (another gateway account, or a phone through the sandbox control API), visible on
  * the API's message and as `message.status` webhooks; reactions, edits and revokes from the
- * other side arrive as their events; `message` events carry fromPn/fromLid.
+ * other side arrive as their events, and so does a poll vote (`message.poll_vote`, kept on the
+ * poll); `message` events carry fromPn/fromLid.
  */
 describe('message status and message events', { timeout: 180_000 }, () => {
   let gw: Gateway;
@@ -202,5 +205,40 @@ describe('message status and message events', { timeout: 180_000 }, () => {
     await receiver.waitFor(() => posted('message', bob.id).some((p) => p.body.messageId === messageId), 60_000);
     const event = posted('message', bob.id).find((p) => p.body.messageId === messageId);
     expect(event?.body).toMatchObject({ from: alice.jid, fromPn: alice.jid, fromLid: aliceLid });
+  });
+  it('a vote by the other account on a poll sent through the API arrives as message.poll_vote and stays on the poll', async () => {
+    const bobSocket = gw.connector.registry.get(bob.id)?.socket;
+    expect(bobSocket).toBeDefined();
+    const received: WAMessage[] = [];
+    bobSocket!.ev.on('messages.upsert', ({ messages }) => received.push(...messages));
+    const sent = await api.call('POST', `/accounts/${alice.id}/message/send/poll`, {
+      to: bob.jid,
+      name: 'Where?',
+      options: ['Here', 'There'],
+    });
+    expect(sent.body).toMatchObject({ ok: true });
+    const pollId = String(sent.body.messageId);
+    const poll = await waitFor("bob's socket to get the poll", () => received.find((m) => m.key.id === pollId));
+
+    const voteId = await bobSocket!.relayMessage(alice.jid, voteMessage(poll, alice.jid, bob.jid, ['There']), {});
+    await receiver.waitFor(() => posted('message.poll_vote', alice.id).length > 0, 60_000);
+    expect(posted('message.poll_vote', alice.id)).toEqual([
+      {
+        id: `${alice.id}:${voteId}`,
+        body: {
+          event: 'message.poll_vote',
+          accountId: alice.id,
+          messageId: pollId,
+          chatId: bob.jid,
+          from: bob.jid,
+          selected: ['There'],
+          timestamp: expect.any(Number),
+        },
+      },
+    ]);
+    expect((await findMessage(gw.table, alice.id, pollId))?.pollVotes).toEqual([
+      { from: bob.jid, selected: ['There'], timestamp: expect.any(Number) },
+    ]);
+    expect(await apiMessage(alice.id, pollId)).toMatchObject({ pollVotes: [{ from: bob.jid, selected: ['There'] }] });
   });
 });

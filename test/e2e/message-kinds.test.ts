@@ -1,5 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { aesEncryptGCM, hmacSign, proto, type WAMessage } from '@whiskeysockets/baileys';
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../core/schemas/message.js';
@@ -9,6 +8,7 @@ import { linkClient, type SandboxClient } from '../sandbox/support/sandbox-clien
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
+import { voteMessage } from './support/poll-vote.js';
 
 /**
  * The message kinds beyond text and media, end to end on the sandbox: two gateway accounts
@@ -19,15 +19,15 @@ describe('message kinds through the API and the sandbox', () => {
   let gw: Gateway;
   let api: TestApi;
   let carol: SandboxClient;
-  const alice = { id: 'kindsalice', phone: '15550400001' };
-  const bob = { id: 'kindsbob', phone: '15550400002' };
+  const alice = { id: 'kindsalice', phone: '15550400001', pushName: 'Alice' };
+  const bob = { id: 'kindsbob', phone: '15550400002', pushName: 'Bob' };
   const carolPhone = '15550400003';
   const aliceJid = `${alice.phone}@s.whatsapp.net`;
   const bobJid = `${bob.phone}@s.whatsapp.net`;
   const carolJid = `${carolPhone}@s.whatsapp.net`;
 
-  async function link(account: { id: string; phone: string }) {
-    await gw.control.createPhone(account.phone);
+  async function link(account: { id: string; phone: string; pushName: string }) {
+    await gw.control.createPhone(account.phone, account.pushName);
     const from = gw.logs.lines.length;
     expect((await api.call('POST', '/accounts', { id: account.id })).status).toBe(201);
     await gw.linkAccount(account.id, account.phone, { logsFrom: from });
@@ -163,6 +163,40 @@ describe('message kinds through the API and the sandbox', () => {
     });
   });
 
+  it('sticker: an animated GIF stays animated, every frame fitted into 512×512 on transparency, marked isAnimated', async () => {
+    const frame = (background: string) =>
+      sharp({ create: { width: 300, height: 150, channels: 4, background } })
+        .png()
+        .toBuffer();
+    const gif = await sharp([await frame('#ff0000'), await frame('#00ff00'), await frame('#0000ff')], { join: { animated: true } })
+      .gif({ delay: [100, 100, 100], loop: 0 })
+      .toBuffer();
+    const bobSocket = gw.connector.registry.get(bob.id)?.socket;
+    const received: WAMessage[] = [];
+    bobSocket!.ev.on('messages.upsert', ({ messages }) => received.push(...messages));
+    const id = await sendSticker(alice.id, bobJid, gif, 'image/gif');
+    const got = await waitFor("bob's socket to get the sticker", () => received.find((m) => m.key.id === id));
+    expect(got.message?.stickerMessage).toMatchObject({ isAnimated: true, mimetype: 'image/webp' });
+
+    const stored = await storedOn(bob.id, id, 'bob to store the animated sticker media', (m) => m.mediaId !== undefined);
+    const media = await fetch(`${api.url}/accounts/${bob.id}/messages/${stored.messageId}/media`);
+    const bytes = Buffer.from(await media.arrayBuffer());
+    expect(await sharp(bytes, { animated: true }).metadata()).toMatchObject({
+      format: 'webp',
+      pages: 3,
+      width: 512,
+      pageHeight: 512,
+      delay: [100, 100, 100],
+      hasAlpha: true,
+    });
+    // The 300×150 frames are letterboxed: the top-left corner is transparent, the centre is not.
+    const pixel = (left: number, top: number) => sharp(bytes).extract({ left, top, width: 1, height: 1 }).raw().toBuffer();
+    expect([...(await pixel(0, 0))].at(3)).toBe(0);
+    const [red, green, blue, alpha] = [...(await pixel(256, 256))];
+    // WebP is lossy: the first frame's red, within a few levels.
+    expect({ red: red! > 240, green: green! < 16, blue: blue! < 16, alpha }).toEqual({ red: true, green: true, blue: true, alpha: 255 });
+  });
+
   it('edit: the text changes on both sides', async () => {
     const id = await send(alice.id, 'message/send', { to: bobJid, message: 'see you at 5' });
     await storedOn(bob.id, id);
@@ -221,31 +255,18 @@ describe('message kinds through the API and the sandbox', () => {
     await waitFor('carol to see alice stop typing', () => seen.at(-1) === 'available');
     expect(seen).toEqual(['composing', 'available']);
   });
+  it('presence: available and unavailable through the API reach a subscriber, under the name set on the phone', async () => {
+    // The phone's first history sync names the account (connector/session/push-name.ts).
+    const creds = () => gw.connector.registry.get(alice.id)?.socket?.authState.creds;
+    await waitFor('alice to learn its push name', () => creds()?.me?.name === alice.pushName);
+    const seen: string[] = [];
+    carol.sock!.ev.on('presence.update', ({ id, presences }) => {
+      if (id === aliceJid) for (const presence of Object.values(presences)) seen.push(presence.lastKnownPresence);
+    });
+    await carol.sock!.presenceSubscribe(aliceJid);
+    expect((await api.call('POST', `/accounts/${alice.id}/presence`, { chatId: carolJid, state: 'available' })).status).toBe(200);
+    await waitFor('carol to see alice online', () => seen.at(-1) === 'available');
+    expect((await api.call('POST', `/accounts/${alice.id}/presence`, { chatId: carolJid, state: 'unavailable' })).status).toBe(200);
+    await waitFor('carol to see alice offline', () => seen.at(-1) === 'unavailable');
+  });
 });
-
-/** A vote as a phone builds it: the chosen options' SHA-256, AES-GCM under a key from the poll's secret. */
-function voteMessage(poll: WAMessage, creatorJid: string, voterJid: string, options: string[]): proto.IMessage {
-  const secret = poll.message?.messageContextInfo?.messageSecret;
-  const pollMsgId = poll.key.id;
-  if (!secret || !pollMsgId) throw new Error('the poll has no secret');
-  const sign = Buffer.concat([
-    Buffer.from(pollMsgId),
-    Buffer.from(creatorJid),
-    Buffer.from(voterJid),
-    Buffer.from('Poll Vote'),
-    Buffer.from([1]),
-  ]);
-  const key = hmacSign(sign, hmacSign(secret, new Uint8Array(32), 'sha256'), 'sha256');
-  const iv = randomBytes(12);
-  const plain = proto.Message.PollVoteMessage.encode({
-    selectedOptions: options.map((o) => createHash('sha256').update(o).digest()),
-  }).finish();
-  const encPayload = aesEncryptGCM(plain, key, iv, Buffer.from(`${pollMsgId}\u0000${voterJid}`));
-  return {
-    pollUpdateMessage: {
-      pollCreationMessageKey: { remoteJid: creatorJid, fromMe: false, id: pollMsgId },
-      vote: { encPayload, encIv: iv },
-      senderTimestampMs: Date.now(),
-    },
-  };
-}

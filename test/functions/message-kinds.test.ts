@@ -207,7 +207,7 @@ describe('POST /accounts/:id/message/send/sticker', () => {
     const id = await account();
     expect(await upload(id, { to: TO }, { bytes: fixtures.pdf, name: 's.pdf' })).toEqual({
       status: 400,
-      body: { ok: false, error: 'sticker must be a WebP, PNG or JPG file' },
+      body: { ok: false, error: 'sticker must be a WebP, PNG, JPG or GIF file' },
     });
     expect(await upload(id, { to: TO })).toEqual({ status: 400, body: { ok: false, error: 'sticker and to are required' } });
   });

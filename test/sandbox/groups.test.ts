@@ -101,6 +101,20 @@ describe('sandbox: groups with unmodified Baileys', () => {
     await waitFor('carol delivery receipt', () => receiptOf(sent!.key.id!, carol.userJid, false));
   });
 
+  it("routes a member's typing in the group to the other members, naming the member", async () => {
+    const seen: [string, string, string][] = [];
+    for (const client of [bob, carol]) {
+      client.sock!.ev.on('presence.update', ({ id, presences }) => {
+        for (const [participant, presence] of Object.entries(presences))
+          seen.push([client.userJid, `${id} ${participant}`, presence.lastKnownPresence]);
+      });
+    }
+    await alice.sock!.sendPresenceUpdate('composing', group.id);
+    const typing = (member: SandboxClient) => seen.find(([who, , state]) => who === member.userJid && state === 'composing');
+    await waitFor('bob and carol to see alice typing in the group', () => typing(bob) && typing(carol));
+    expect(typing(bob)?.[1]).toBe(`${group.id} ${alice.userJid}`);
+  });
+
   it('adds, promotes, demotes and removes with per-JID results', async () => {
     const dave = await linkClient(sandbox, '15550007004', { pushName: 'Dave' });
     try {

@@ -18,6 +18,8 @@ export interface SandboxControl {
   sendFromPhone(phone: string, to: string, text: string): Promise<{ id: string }>;
   inbox(phone: string): Promise<PhoneInboxMessage[]>;
   devices(phone: string): Promise<{ device: number; jid: string }[]>;
+  /** Group metadata queries the phone's devices (the gateway's socket among them) have asked. */
+  groupMetadataQueries(phone: string): Promise<number>;
   kick(phone: string, device: number, kind: string): Promise<unknown>;
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
@@ -47,6 +49,7 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     sendFromPhone: (phone, to, text) => call('POST', `/phones/${phone}/messages`, { to, text }),
     inbox: async (phone) => (await call<{ messages: PhoneInboxMessage[] }>('GET', `/phones/${phone}/messages`)).messages,
     devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,
+    groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
   };
