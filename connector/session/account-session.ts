@@ -321,6 +321,7 @@ export class AccountSession {
           reuploadRequest: sock.updateMediaMessage,
         }),
       groupSubject: (groupJid) => this.groupSubjects.subjectOf(sock, groupJid),
+      writeAheadHeld: (messageId) => this.inbox.holds(messageId),
     };
   }
 
@@ -376,7 +377,8 @@ export class AccountSession {
         inbox: this.inbox,
         me: { id: me.id, lid: me.lid },
         logger: this.log,
-        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, ctx),
+        // Each replayed message's records are deleted only after its handling.
+        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, { ...ctx, writeAheadHeld: () => true }),
       });
     });
   }
