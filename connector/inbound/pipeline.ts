@@ -17,13 +17,13 @@
  *    redelivery does not download it again);
  * 4. the webhook event is due for inbound messages (fromMe false; WEBHOOK_INCLUDE_FROM_ME=true
  *    or `deliverFromMe: true` adds the account's own), with eventId `<accountId>:<messageId>`.
- *    Something durable holds the event until it is enqueued (docs/guarantees.md): the
- *    message's write-ahead record when it has one that outlives this handling
- *    (`ctx.writeAheadHeld`: the row then carries `eventHeldByRecord`, and no write follows the
- *    enqueue), otherwise an `eventPending` mark on the row, removed after the enqueue. A
- *    redelivery or replay of a stored message whose event may be pending (the mark is still
- *    there, or the row says its record holds it and a record is still there) enqueues the
- *    event then: a stored message always reaches the queue.
+ *    Something durable holds the event until it is enqueued (docs/guarantees.md): for a live
+ *    message, the write-ahead record this process wrote while decrypting it (`ctx.writeAhead`
+ *    says 'live': the row then carries `eventHeldByRecord`, and no write follows the enqueue);
+ *    otherwise (a replay, no record) an `eventPending` mark on the row, removed after the
+ *    enqueue. A redelivery or replay of a stored message whose event may be pending (the mark
+ *    is still there, or the row says its record holds it and a record of it is there) enqueues
+ *    the event then and removes both marks: a stored message always reaches the queue.
  * A media download failure keeps the row (hasMedia true, no mediaId, `mediaError` says why) and
  * logs a warning.
  * Any other failure is logged here, once per message, and the first one thrown to the caller
@@ -86,11 +86,12 @@ export interface InboundContext {
   /** A group's subject, which names its chat (undefined when unknown). */
   groupSubject?(groupJid: string): Promise<string | undefined>;
   /**
-   * A write-ahead record of the message is stored and is deleted only after this handling
-   * enqueued its event (a live message whose record this process wrote; a replay). Absent or
-   * false: no record can hold the event (the account's own sends, a message too large).
+   * Whether a write-ahead record of the message is stored and deleted only after this handling:
+   * 'live' when this process wrote it while decrypting the message, 'replay' when the handling
+   * replays records left behind; undefined when there is none (the account's own sends, a
+   * message too large to record).
    */
-  writeAheadHeld?(messageId: string): boolean;
+  writeAhead?(messageId: string): WriteAhead | undefined;
 }
 
 type MessagesUpsert = BaileysEventMap['messages.upsert'];
@@ -117,6 +118,8 @@ export interface InboundPipeline {
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };
+
+type WriteAhead = 'live' | 'replay';
 
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
@@ -296,21 +299,22 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
   }
 
-  /** Enqueues the message's webhook event, then removes the row's outbox mark when it has one. */
-  async function deliverEvent(accountId: string, message: Message, marks: MessageMarks) {
+  /** Enqueues the message's webhook event, then removes the row's marks when `clearMarks`. */
+  async function deliverEvent(accountId: string, message: Message, clearMarks: boolean) {
     await queues.sendWebhookEvent(messageEventFor(accountId, message));
-    if (marks.eventPending) await clearEventPending(table, accountId, message.messageId);
+    if (clearMarks) await clearEventPending(table, accountId, message.messageId);
   }
 
   /**
    * A message that is stored already: its event goes out now if it may never have (the row's
-   * mark, or a write-ahead record still there for a row whose record held the event: the
-   * record goes only after the enqueue, so at worst the event goes twice, same id).
+   * mark, or a write-ahead record there for a row whose record held the event: the record goes
+   * only after the enqueue, so at worst the event goes twice, same id). Its marks go then, so a
+   * later redelivery sends nothing.
    */
   async function settleRedelivery(accountId: string, stored: StoredMessage | undefined, ctx: InboundContext, log: MessageLog) {
     const marks = stored?.marks ?? {};
-    if (stored && (marks.eventPending || (marks.eventHeldByRecord && ctx.writeAheadHeld?.(stored.message.messageId)))) {
-      await deliverEvent(accountId, stored.message, marks);
+    if (stored && (marks.eventPending || (marks.eventHeldByRecord && ctx.writeAhead?.(stored.message.messageId)))) {
+      await deliverEvent(accountId, stored.message, true);
       log.info('stored message redelivered with its webhook event possibly pending: event enqueued');
       return;
     }
@@ -347,9 +351,11 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
     const unread = upsertType === 'notify' && !message.fromMe;
     const eventDue = !message.fromMe || deliverFromMe;
+    // A replay writes the mark: its row outlives the record, and a redelivery by WhatsApp
+    // (not receipted before the crash) then finds the mark gone, not a record of its own.
     const marks: MessageMarks = !eventDue
       ? {}
-      : ctx.writeAheadHeld?.(message.messageId)
+      : ctx.writeAhead?.(message.messageId) === 'live'
         ? { eventHeldByRecord: true }
         : { eventPending: true };
     const [{ stored, moves }] = await Promise.all([
@@ -362,7 +368,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
       return;
     }
-    if (eventDue) await deliverEvent(accountId, message, marks);
+    if (eventDue) await deliverEvent(accountId, message, marks.eventPending === true);
     await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }

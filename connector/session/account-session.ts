@@ -321,7 +321,7 @@ export class AccountSession {
           reuploadRequest: sock.updateMediaMessage,
         }),
       groupSubject: (groupJid) => this.groupSubjects.subjectOf(sock, groupJid),
-      writeAheadHeld: (messageId) => this.inbox.holds(messageId),
+      writeAhead: (messageId) => (this.inbox.holds(messageId) ? 'live' : undefined),
     };
   }
 
@@ -378,7 +378,7 @@ export class AccountSession {
         me: { id: me.id, lid: me.lid },
         logger: this.log,
         // Each replayed message's records are deleted only after its handling.
-        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, { ...ctx, writeAheadHeld: () => true }),
+        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
       });
     });
   }

@@ -21,8 +21,8 @@ const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(item
  * event to a crash); removed once the event is enqueued.
  * `eventHeldByRecord`: the event was due when the row was written and the message's write-ahead
  * record held the obligation instead of the row (the record is deleted only after the enqueue):
- * the event is pending exactly as long as a write-ahead record of the message is left. Never
- * removed; it costs no write of its own.
+ * the event may be pending as long as a write-ahead record of the message is left. It costs no
+ * write of its own: only a redelivery that enqueues the event again removes it.
  */
 export interface MessageMarks {
   eventPending?: boolean;
@@ -86,14 +86,14 @@ export async function findMessageRecord(
   return { message: parseMessage(result.Item), marks: marksOf(result.Item) };
 }
 
-/** The message's webhook event is enqueued: the outbox marker goes. */
+/** The message's webhook event is enqueued: the outbox marks go (both kinds, see MessageMarks). */
 export async function clearEventPending(table: Table, accountId: string, messageId: string): Promise<void> {
   await writeIfCondition(
     table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: messageKey(accountId, messageId),
-        UpdateExpression: 'REMOVE eventPending',
+        UpdateExpression: 'REMOVE eventPending, eventHeldByRecord',
         ConditionExpression: ITEM_EXISTS,
       }),
     ),

@@ -38,11 +38,14 @@ const replay = (accountId: string, inbox: Inbox) =>
     inbox,
     me: ME,
     logger: silentLogger,
-    handleUpsert: (upsert) => inbound.pipeline.handleUpsert(accountId, upsert, { ...ctx, writeAheadHeld: () => true }),
+    handleUpsert: (upsert) => inbound.pipeline.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
   });
 
 /** The context of a live socket: a message's records are held while this process handles it. */
-const liveContext = (inbox: Inbox): InboundContext => ({ ...ctx, writeAheadHeld: (messageId) => inbox.holds(messageId) });
+const liveContext = (inbox: Inbox): InboundContext => ({
+  ...ctx,
+  writeAhead: (messageId) => (inbox.holds(messageId) ? 'live' : undefined),
+});
 
 describe('inbound write-ahead log', () => {
   it('a record left behind by a process that died after the receipt is stored and enqueued by the replay', async () => {
@@ -62,6 +65,8 @@ describe('inbound write-ahead log', () => {
     const result = await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
 
     expect(result).toEqual({ replayed: 1, failed: 0 });
+    // Stored by the replay: the row's own mark held the event (a redelivery later finds it gone).
+    expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
     expect(await findMessage(inbound.table(), accountId, id)).toMatchObject({
       text: 'receipted, never stored',
       from: PEER,
@@ -149,6 +154,7 @@ describe('inbound write-ahead log', () => {
     const events = await webhookEvents(inbound.queues, accountId, 2, 4_000);
     expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${id}`]);
     expect(events[0]?.body).toMatchObject({ message: 'stored, died before the enqueue', from: PEER });
+    expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
     expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
 
