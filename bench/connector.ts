@@ -17,7 +17,10 @@
  *    The step runs once per count of matching webhooks in BENCH_WEBHOOKS (default "1,5": one
  *    registration, then five, each its own URL on the receiver): a message counts as delivered
  *    when every webhook got it. It prints the connector CPU per message of each count and the
- *    ratio of the last to the first.
+ *    ratio of the last to the first, each also net of the connector's idle CPU (measured over
+ *    the 10 s before the step, its accounts connected and no traffic).
+ *    BENCH_CPU_PROF=<dir> profiles each connector process (the step's window is printed, for
+ *    bench/cpu-profile-top.ts); BENCH_NODE_FLAGS adds Node flags to the connector child.
  * 3. The floor (bench/connector/floor.ts, BENCH_FLOOR=0 skips it): plain Baileys sockets over the
  *    same traffic; the connector's CPU per message as a ratio to theirs.
  * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
