@@ -17,7 +17,10 @@
  *    The step runs once per count of matching webhooks in BENCH_WEBHOOKS (default "1,5": one
  *    registration, then five, each its own URL on the receiver): a message counts as delivered
  *    when every webhook got it. It prints the connector CPU per message of each count and the
- *    ratio of the last to the first.
+ *    ratio of the last to the first, each also net of the connector's idle CPU (measured over
+ *    the 10 s before the step, its accounts connected and no traffic).
+ *    BENCH_CPU_PROF=<dir> profiles each connector process (the step's window is printed, for
+ *    bench/cpu-profile-top.ts); BENCH_NODE_FLAGS adds Node flags to the connector child.
  * 3. The floor (bench/connector/floor.ts, BENCH_FLOOR=0 skips it): plain Baileys sockets over the
  *    same traffic; the connector's CPU per message as a ratio to theirs.
  * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
@@ -75,6 +78,8 @@ const runGroup = process.env.BENCH_GROUP !== '0';
 const LINK_CONCURRENCY = 8;
 const SETTLE_MS = 10_000;
 const OLD_LONG_POLL_MS = 21_000;
+/** The last part of that wait, in which the connector's idle CPU is measured. */
+const IDLE_SAMPLE_MS = 10_000;
 const silent = pino({ level: 'silent' });
 
 async function main() {
@@ -128,10 +133,10 @@ async function main() {
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each connector process.
   const profile = process.env.BENCH_CPU_PROF;
   const spawnOne = () =>
-    spawnConnector(
-      { ...emulators.env, ...sandboxEnv, ...localReceiver, TABLE_NAME: config.TABLE_NAME, LOG_LEVEL: 'info' },
-      profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [],
-    );
+    spawnConnector({ ...emulators.env, ...sandboxEnv, ...localReceiver, TABLE_NAME: config.TABLE_NAME, LOG_LEVEL: 'info' }, [
+      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+    ]);
   let child = spawnOne();
   const connectedCount = async () => (await listAccounts(table)).filter((a) => a.status === 'connected').length;
 
@@ -195,13 +200,19 @@ async function main() {
     const cpuPerMessageByWebhooks = new Map<number, number>();
     /** Of the run with one webhook (the fewest), for the floor's ratio. */
     let connectorCpuMsPerMessage = Number.NaN;
+    /** The same, less the connector's idle CPU over the measured time. */
+    let connectorNetCpuMsPerMessage = Number.NaN;
     const measureThroughput = async (receivers: number, webhooks: number) => {
       await registerWebhooksUpTo(webhooks);
       await linkUpTo(Math.max(linked, receivers));
       await restartWith(linked);
       // The stopped connector's webhook long poll (20 s) is still open in the SQS emulator, which
       // would hand it the first event (held until its visibility timeout, ~40 s, ends).
-      await sleep(OLD_LONG_POLL_MS);
+      await sleep(OLD_LONG_POLL_MS - IDLE_SAMPLE_MS);
+      // Idle CPU of the connector with its accounts connected and no traffic (queue polls, heartbeats).
+      const idleCpuBefore = cpuSecondsOf(child.pid);
+      await sleep(IDLE_SAMPLE_MS);
+      const idleCpuPerSecond = (cpuSecondsOf(child.pid) - idleCpuBefore) / (IDLE_SAMPLE_MS / 1000);
       const senders = Array.from({ length: receivers }, (_, i) => String(15552000000 + i));
       for (const phone of senders) await control.createPhone(phone);
       const sentAt = new Map<string, number>();
@@ -209,6 +220,8 @@ async function main() {
       const connectorCpuBefore = cpuSecondsOf(child.pid);
       const sandboxCpuBefore = cpuSecondsOf(sandbox.pid);
       const benchCpuBefore = process.cpuUsage();
+      // On the clock of V8's CPU profiles (CLOCK_MONOTONIC, microseconds): the window to aggregate.
+      const windowStartUs = process.hrtime.bigint() / 1000n;
       const started = performance.now();
       await inBatches(jobs, SEND_CONCURRENCY, async (i) => {
         const to = String(15551000000 + (i % receivers));
@@ -223,14 +236,20 @@ async function main() {
         intervalMs: 200,
       });
       const elapsed = (Math.max(...[...sentAt.keys()].map((id) => delivered.get(id)!.at)) - started) / 1000;
+      if (profile) console.log(`  profile window (CLOCK_MONOTONIC us): ${windowStartUs} ${process.hrtime.bigint() / 1000n}`);
       // CPU per message is what a busy shared machine changes least (the rate depends on what else runs).
       const benchCpu = process.cpuUsage(benchCpuBefore);
       const perMessageMs = (seconds: number) => ((seconds * 1000) / totalMessages).toFixed(2);
       const connectorCpu = cpuSecondsOf(child.pid) - connectorCpuBefore;
+      const measuredSeconds = (performance.now() - started) / 1000;
       cpuPerMessageByWebhooks.set(webhooks, (connectorCpu * 1000) / totalMessages);
       if (webhooks === webhookSteps[0]) connectorCpuMsPerMessage = (connectorCpu * 1000) / totalMessages;
+      if (webhooks === webhookSteps[0])
+        connectorNetCpuMsPerMessage = (Math.max(0, connectorCpu - idleCpuPerSecond * measuredSeconds) * 1000) / totalMessages;
       const cpuRow =
-        `  CPU per message: connector ${perMessageMs(connectorCpu)} ms, ` +
+        `  CPU per message: connector ${perMessageMs(connectorCpu)} ms ` +
+        `(${perMessageMs(Math.max(0, connectorCpu - idleCpuPerSecond * measuredSeconds))} ms net of its idle ` +
+        `${(idleCpuPerSecond * 1000).toFixed(1)} ms CPU/s over ${measuredSeconds.toFixed(1)} s), ` +
         `emulators and webhook receiver ${perMessageMs((benchCpu.user + benchCpu.system) / 1e6)} ms, ` +
         `sandbox ${perMessageMs(cpuSecondsOf(sandbox.pid) - sandboxCpuBefore)} ms`;
       const latencies = [...sentAt].map(([id, t0]) => delivered.get(id)!.at - t0).sort((a, b) => a - b);
@@ -258,7 +277,8 @@ async function main() {
       floorRows.push(
         `floor, plain Baileys sockets (no store, queue or webhook) at ${receivers} accounts: ${floor.cpuMsPerMessage.toFixed(2)} ms CPU ` +
           `per message (${floor.rate.toFixed(0)} messages/s); connector ${connectorCpuMsPerMessage.toFixed(2)} ms = ` +
-          `${(connectorCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x the floor`,
+          `${(connectorCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x the floor (net of idle ` +
+          `${connectorNetCpuMsPerMessage.toFixed(2)} ms = ${(connectorNetCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x)`,
       );
       console.log(floorRows.at(-1));
     };

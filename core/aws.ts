@@ -50,8 +50,15 @@ export function createClients(config: Config): AwsClients {
         }
       : {}),
   });
+  // The SDK's logger middleware copies every input and output through its schema's log filter
+  // on each call even with no logger configured (it calls the no-op logger with them): ~3% of
+  // the connector's CPU on the inbound path. Nothing here gives the SDK a logger.
+  for (const client of [dynamoRaw, sqs, s3]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   return { dynamo, dynamoRaw, sqs, s3 };
 }
+
+/** The name @aws-sdk/core registers its logger middleware under (getLoggerPlugin). */
+const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 
 export function destroyClients(clients: AwsClients): void {
   clients.dynamo.destroy();

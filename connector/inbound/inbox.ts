@@ -31,7 +31,7 @@ export interface DecryptedPart {
 export class Inbox {
   private readonly writer: Batcher<WriteRequest, void>;
   /** Message id -> its records written by this process whose upsert has not been handled yet. */
-  private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number }>();
+  private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number; stored?: true }>();
   private readonly deletions = new Set<Promise<void>>();
 
   constructor(
@@ -63,10 +63,20 @@ export class Inbox {
       expiresAt: Math.floor(now / 1000) + INBOX_TTL_SECONDS,
     };
     const id: InboxRecordId = { accountId: this.accountId, messageId, part: part.part };
-    const entry = this.inFlight.get(messageId);
+    let entry = this.inFlight.get(messageId);
     if (entry) entry.records.push(id);
-    else this.inFlight.set(messageId, { records: [id], since: now });
+    else this.inFlight.set(messageId, (entry = { records: [id], since: now }));
     await this.writer.add(putInboxRequest(record));
+    entry.stored = true;
+  }
+
+  /**
+   * A record of the message is stored and stays until the handling of its upsert by this
+   * process ends (`settle` deletes it only then): the record can hold the message's event
+   * obligation instead of an outbox marker on its row (docs/guarantees.md).
+   */
+  holds(messageId: string): boolean {
+    return this.inFlight.get(messageId)?.stored === true;
   }
 
   /** The message is stored and its event enqueued: its records go (in the background). */

@@ -17,11 +17,13 @@
  *    redelivery does not download it again);
  * 4. the webhook event is due for inbound messages (fromMe false; WEBHOOK_INCLUDE_FROM_ME=true
  *    or `deliverFromMe: true` adds the account's own), with eventId `<accountId>:<messageId>`.
- *    The row is written with an `eventPending` mark (an outbox in the row itself); the event is
- *    enqueued after the row, then the mark is removed. A redelivery or replay of a stored
- *    message whose row still has the mark (the process died in between, or the enqueue
- *    failed) enqueues the event then: a stored message always reaches the queue, and an
- *    event already enqueued and marked is not enqueued again.
+ *    Something durable holds the event until it is enqueued (docs/guarantees.md): for a live
+ *    message, the write-ahead record this process wrote while decrypting it (`ctx.writeAhead`
+ *    says 'live': the row then carries `eventHeldByRecord`, and no write follows the enqueue);
+ *    otherwise (a replay, no record) an `eventPending` mark on the row, removed after the
+ *    enqueue. A redelivery or replay of a stored message whose event may be pending (the mark
+ *    is still there, or the row says its record holds it and a record of it is there) enqueues
+ *    the event then and removes both marks: a stored message always reaches the queue.
  * A media download failure keeps the row (hasMedia true, no mediaId, `mediaError` says why) and
  * logs a warning.
  * Any other failure is logged here, once per message, and the first one thrown to the caller
@@ -32,6 +34,7 @@ import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
+import type { LogFn } from 'pino';
 import type { Logger } from '../../core/logger.js';
 import { mediaStoreOf } from '../../core/media-store.js';
 import { createQueues, type Queues } from '../../core/queues.js';
@@ -82,6 +85,13 @@ export interface InboundContext {
   download(message: WAMessage): Promise<Readable>;
   /** A group's subject, which names its chat (undefined when unknown). */
   groupSubject?(groupJid: string): Promise<string | undefined>;
+  /**
+   * Whether a write-ahead record of the message is stored and deleted only after this handling:
+   * 'live' when this process wrote it while decrypting the message, 'replay' when the handling
+   * replays records left behind; undefined when there is none (the account's own sends, a
+   * message too large to record).
+   */
+  writeAhead?(messageId: string): WriteAhead | undefined;
 }
 
 type MessagesUpsert = BaileysEventMap['messages.upsert'];
@@ -108,6 +118,8 @@ export interface InboundPipeline {
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };
+
+type WriteAhead = 'live' | 'replay';
 
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
@@ -142,7 +154,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     // Loaded with the first message: map-message loads Baileys, which an empty connector does not need.
     mapper ??= await import('./map-message.js');
     const action = mapper.mapInboundMessage(msg, ctx.selfJid);
-    const log = deps.logger.child({ accountId, messageId: msg.key.id });
+    const log = lazyChild(deps.logger, () => ({ accountId, messageId: msg.key.id }));
     switch (action.kind) {
       case 'skip':
         log.debug({ reason: action.reason }, 'inbound message skipped');
@@ -203,7 +215,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
    * update naming a message id of another chat changes nothing. Its marks come along so that
    * rewriting the row keeps them.
    */
-  async function updateTarget(accountId: string, update: { kind: string; chatId: string; targetMessageId: string }, log: Logger) {
+  async function updateTarget(accountId: string, update: { kind: string; chatId: string; targetMessageId: string }, log: MessageLog) {
     const target = await findMessageRecord(table, accountId, update.targetMessageId);
     if (!target || target.message.chatId !== update.chatId) {
       log.debug(
@@ -261,8 +273,8 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
    * Writes a new message's row unless stored. A message the account sent gets its status: the
    * one it came with, moved on by receipts that came before the row. Answers the moves made.
    */
-  async function putNewMessage(accountId: string, msg: WAMessage, message: Message, eventDue: boolean) {
-    if (!message.fromMe) return { stored: await putMessageIfAbsent(table, accountId, message, { eventPending: eventDue }), moves: [] };
+  async function putNewMessage(accountId: string, msg: WAMessage, message: Message, marks: MessageMarks) {
+    if (!message.fromMe) return { stored: await putMessageIfAbsent(table, accountId, message, marks), moves: [] };
     const key = `${accountId}\n${message.messageId}`;
     let early: EarlyGroupReceipts | undefined;
     const result = await statusLocks.run(key, async () => {
@@ -273,7 +285,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       const moves = forwardMoves(undefined, [initial, ...earlyStatuses.take(key, now)]);
       const last = moves[moves.length - 1] ?? initial;
       const withStatus: Message = { ...message, status: last.status, statusAt: last.at };
-      if (await putMessageIfAbsent(table, accountId, withStatus, { eventPending: eventDue })) return { stored: true, moves };
+      if (await putMessageIfAbsent(table, accountId, withStatus, marks)) return { stored: true, moves };
       // Stored already (a redelivery): what it brings is applied like receipts.
       const applied: StatusMove[] = [];
       for (const move of moves) {
@@ -325,7 +337,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   }
 
   /** Decrypts a vote with its poll's secret, keeps it on the poll, and queues `message.poll_vote`. */
-  async function storePollVote(accountId: string, voteMessageId: string, vote: PollVote, ctx: InboundContext, log: Logger) {
+  async function storePollVote(accountId: string, voteMessageId: string, vote: PollVote, ctx: InboundContext, log: MessageLog) {
     const poll = await updateTarget(accountId, { kind: 'poll_vote', chatId: vote.chatId, targetMessageId: vote.pollMessageId }, log);
     const secret = poll ? await findPollSecret(table, accountId, vote.pollMessageId) : undefined;
     if (!poll || !secret) {
@@ -342,17 +354,23 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
   }
 
-  /** Enqueues the message's webhook event, then removes the row's outbox mark. */
-  async function deliverEvent(accountId: string, message: Message) {
+  /** Enqueues the message's webhook event, then removes the row's marks when `clearMarks`. */
+  async function deliverEvent(accountId: string, message: Message, clearMarks: boolean) {
     await queues.sendWebhookEvent(messageEventFor(accountId, message));
-    await clearEventPending(table, accountId, message.messageId);
+    if (clearMarks) await clearEventPending(table, accountId, message.messageId);
   }
 
-  /** A message that is stored already: its event goes out now if the row says it never did. */
-  async function settleRedelivery(accountId: string, stored: StoredMessage | undefined, log: Logger) {
-    if (stored?.marks.eventPending) {
-      await deliverEvent(accountId, stored.message);
-      log.info('stored message redelivered with its webhook event still pending: event enqueued');
+  /**
+   * A message that is stored already: its event goes out now if it may never have (the row's
+   * mark, or a write-ahead record there for a row whose record held the event: the record goes
+   * only after the enqueue, so at worst the event goes twice, same id). Its marks go then, so a
+   * later redelivery sends nothing.
+   */
+  async function settleRedelivery(accountId: string, stored: StoredMessage | undefined, ctx: InboundContext, log: MessageLog) {
+    const marks = stored?.marks ?? {};
+    if (stored && (marks.eventPending || (marks.eventHeldByRecord && ctx.writeAhead?.(stored.message.messageId)))) {
+      await deliverEvent(accountId, stored.message, true);
+      log.info('stored message redelivered with its webhook event possibly pending: event enqueued');
       return;
     }
     log.debug('message already stored');
@@ -365,13 +383,13 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     media: MediaDescriptor | undefined,
     upsertType: MessagesUpsert['type'],
     ctx: InboundContext,
-    log: Logger,
+    log: MessageLog,
   ) {
     const message: Message = { ...mapped };
     if (media) {
       const existing = await findMessageRecord(table, accountId, mapped.messageId);
       if (existing) {
-        await settleRedelivery(accountId, existing, log);
+        await settleRedelivery(accountId, existing, ctx, log);
         return;
       }
       const signal = AbortSignal.timeout(deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS);
@@ -388,17 +406,24 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
     const unread = upsertType === 'notify' && !message.fromMe;
     const eventDue = !message.fromMe || deliverFromMe;
+    // A replay writes the mark: its row outlives the record, and a redelivery by WhatsApp
+    // (not receipted before the crash) then finds the mark gone, not a record of its own.
+    const marks: MessageMarks = !eventDue
+      ? {}
+      : ctx.writeAhead?.(message.messageId) === 'live'
+        ? { eventHeldByRecord: true }
+        : { eventPending: true };
     const [{ stored, moves }] = await Promise.all([
-      putNewMessage(accountId, msg, message, eventDue),
+      putNewMessage(accountId, msg, message, marks),
       updateChat(accountId, msg, message, unread, ctx),
     ]);
     if (!stored) {
       if (unread) await retractUnread(table, accountId, message.chatId);
-      await settleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), log);
+      await settleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), ctx, log);
       await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
       return;
     }
-    if (eventDue) await deliverEvent(accountId, message);
+    if (eventDue) await deliverEvent(accountId, message, marks.eventPending === true);
     await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
@@ -472,4 +497,20 @@ function abortable(download: Promise<Readable>, signal: AbortSignal): Promise<Re
       },
     );
   });
+}
+
+/** What the handling of one message logs with. */
+type MessageLog = Pick<Logger, 'debug' | 'info' | 'warn'>;
+
+/**
+ * The message's child logger, made by the first call that logs at an enabled level: most
+ * messages log nothing above debug, and a child per message cost more than mapping it.
+ */
+function lazyChild(parent: Logger, bindings: () => Record<string, unknown>): MessageLog {
+  let child: Logger | undefined;
+  const at = (level: 'debug' | 'info' | 'warn') =>
+    ((...args: Parameters<LogFn>) => {
+      if (parent.isLevelEnabled(level)) (child ??= parent.child(bindings()))[level](...args);
+    }) as LogFn;
+  return { debug: at('debug'), info: at('info'), warn: at('warn') };
 }

@@ -331,6 +331,7 @@ export class AccountSession {
           reuploadRequest: sock.updateMediaMessage,
         }),
       groupSubject: (groupJid) => this.groupSubjects.subjectOf((jid) => this.groupMetadata.metadataOf(sock, jid), groupJid),
+      writeAhead: (messageId) => (this.inbox.holds(messageId) ? 'live' : undefined),
     };
   }
 
@@ -390,7 +391,8 @@ export class AccountSession {
         inbox: this.inbox,
         me: { id: me.id, lid: me.lid },
         logger: this.log,
-        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, ctx),
+        // Each replayed message's records are deleted only after its handling.
+        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
       });
     });
   }

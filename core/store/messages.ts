@@ -15,12 +15,18 @@ type Reaction = NonNullable<Message['reactions']>[number];
 const parseMessage = (item: Record<string, unknown>) => messageSchema.parse(item);
 
 /**
- * Bookkeeping kept on the message item and never part of the message itself. `eventPending`:
- * the message's webhook event is due and not known to be enqueued yet (the outbox marker: the
- * row and the marker are one write, so a stored message never loses its event to a crash).
+ * Bookkeeping kept on the message item and never part of the message itself (docs/guarantees.md).
+ * `eventPending`: the message's webhook event is due and not known to be enqueued yet (the
+ * outbox marker: the row and the marker are one write, so a stored message never loses its
+ * event to a crash); removed once the event is enqueued.
+ * `eventHeldByRecord`: the event was due when the row was written and the message's write-ahead
+ * record held the obligation instead of the row (the record is deleted only after the enqueue):
+ * the event may be pending as long as a write-ahead record of the message is left. It costs no
+ * write of its own: only a redelivery that enqueues the event again removes it.
  */
 export interface MessageMarks {
   eventPending?: boolean;
+  eventHeldByRecord?: boolean;
 }
 
 const messageItem = (accountId: string, message: Message, marks: MessageMarks = {}) => ({
@@ -28,6 +34,12 @@ const messageItem = (accountId: string, message: Message, marks: MessageMarks = 
   ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
   ...message,
   ...(marks.eventPending ? { eventPending: true } : {}),
+  ...(marks.eventHeldByRecord ? { eventHeldByRecord: true } : {}),
+});
+
+const marksOf = (item: Record<string, unknown>): MessageMarks => ({
+  ...(item.eventPending === true ? { eventPending: true } : {}),
+  ...(item.eventHeldByRecord === true ? { eventHeldByRecord: true } : {}),
 });
 
 /** Stores (or replaces) a message; the same message id is one item, so redelivery is harmless. */
@@ -71,17 +83,17 @@ export async function findMessageRecord(
     new GetCommand({ TableName: table.name, Key: messageKey(accountId, messageId), ConsistentRead: true }),
   );
   if (!result.Item) return undefined;
-  return { message: parseMessage(result.Item), marks: result.Item.eventPending === true ? { eventPending: true } : {} };
+  return { message: parseMessage(result.Item), marks: marksOf(result.Item) };
 }
 
-/** The message's webhook event is enqueued: the outbox marker goes. */
+/** The message's webhook event is enqueued: the outbox marks go (both kinds, see MessageMarks). */
 export async function clearEventPending(table: Table, accountId: string, messageId: string): Promise<void> {
   await writeIfCondition(
     table.doc.send(
       new UpdateCommand({
         TableName: table.name,
         Key: messageKey(accountId, messageId),
-        UpdateExpression: 'REMOVE eventPending',
+        UpdateExpression: 'REMOVE eventPending, eventHeldByRecord',
         ConditionExpression: ITEM_EXISTS,
       }),
     ),

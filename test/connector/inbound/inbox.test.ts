@@ -31,15 +31,21 @@ const stanzaFrom = (id: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-/** The session's replay, as it runs it at each login. */
+/** The session's replay, as it runs it at each login (a replayed message's records outlive its handling). */
 const replay = (accountId: string, inbox: Inbox) =>
   replayInbox({
     accountId,
     inbox,
     me: ME,
     logger: silentLogger,
-    handleUpsert: (upsert) => inbound.pipeline.handleUpsert(accountId, upsert, ctx),
+    handleUpsert: (upsert) => inbound.pipeline.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
   });
+
+/** The context of a live socket: a message's records are held while this process handles it. */
+const liveContext = (inbox: Inbox): InboundContext => ({
+  ...ctx,
+  writeAhead: (messageId) => (inbox.holds(messageId) ? 'live' : undefined),
+});
 
 describe('inbound write-ahead log', () => {
   it('a record left behind by a process that died after the receipt is stored and enqueued by the replay', async () => {
@@ -59,6 +65,8 @@ describe('inbound write-ahead log', () => {
     const result = await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
 
     expect(result).toEqual({ replayed: 1, failed: 0 });
+    // Stored by the replay: the row's own mark held the event (a redelivery later finds it gone).
+    expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
     expect(await findMessage(inbound.table(), accountId, id)).toMatchObject({
       text: 'receipted, never stored',
       from: PEER,
@@ -90,6 +98,62 @@ describe('inbound write-ahead log', () => {
 
     const events = await webhookEvents(inbound.queues, accountId, 2, 4_000);
     expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${id}`]);
+    expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
+    expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
+  });
+
+  it('a live message whose record is held: the record holds its event (no mark on the row to remove), enqueued once', async () => {
+    const accountId = inbound.newAccount();
+    const id = nextId();
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
+    await inbox.record({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: 'held by its record' }) });
+    expect(inbox.holds(id)).toBe(true);
+    const message = messageFromInbox(await listInboxRecords(inbound.table(), accountId), ME);
+
+    await inbound.pipeline.handleUpsert(accountId, { messages: [message], type: 'notify' }, liveContext(inbox));
+    expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({ eventHeldByRecord: true });
+    inbox.settle(id);
+    await inbox.drained();
+    expect(inbox.holds(id)).toBe(false);
+    // A redelivery after the record is gone: the event was enqueued, nothing goes again.
+    await inbound.pipeline.handleUpsert(accountId, { messages: [message], type: 'notify' }, liveContext(inbox));
+
+    const events = await webhookEvents(inbound.queues, accountId, 2, 4_000);
+    expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${id}`]);
+    expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
+  });
+
+  it('a record of a message stored with the record holding its event: the replay enqueues the event once', async () => {
+    const accountId = inbound.newAccount();
+    const id = nextId();
+    await new Inbox(inbound.table(), accountId, silentLogger).record({
+      stanza: stanzaFrom(id),
+      part: 0,
+      encType: 'msg',
+      plaintext: plaintextOf({ conversation: 'stored, died before the enqueue' }),
+    });
+    // The process stored the row, its record holding the event, and died before the enqueue.
+    await putMessageIfAbsent(
+      inbound.table(),
+      accountId,
+      {
+        messageId: id,
+        from: PEER,
+        chatId: PEER,
+        timestamp: SECONDS * 1000,
+        type: 'text',
+        fromMe: false,
+        text: 'stored, died before the enqueue',
+      },
+      { eventHeldByRecord: true },
+    );
+
+    await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
+    await replay(accountId, new Inbox(inbound.table(), accountId, silentLogger));
+
+    const events = await webhookEvents(inbound.queues, accountId, 2, 4_000);
+    expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${id}`]);
+    expect(events[0]?.body).toMatchObject({ message: 'stored, died before the enqueue', from: PEER });
     expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
     expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
