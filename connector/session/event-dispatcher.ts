@@ -7,6 +7,7 @@ import {
   type WAMessageUpdate,
   type WASocket,
 } from '@whiskeysockets/baileys';
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
@@ -162,7 +163,7 @@ const GROUP_MEMBERS_TIMEOUT_MS = 10_000;
 
 /** The members of the account's groups besides the account, each with every JID known for them. */
 function groupMembersOf(sock: WASocket, logger: Logger) {
-  const cache = new Map<string, { recipients: Promise<GroupRecipients | undefined>; at: number }>();
+  const cache = new BoundedCache<string, Promise<GroupRecipients | undefined>>('group-members', GROUP_MEMBERS_LIMIT, GROUP_MEMBERS_TTL_MS);
   const forget = (groupJid: string, reason: unknown) => {
     logger.debug({ err: reason, groupJid }, 'group members not known');
     cache.delete(groupJid);
@@ -171,8 +172,7 @@ function groupMembersOf(sock: WASocket, logger: Logger) {
   return {
     recipients(groupJid: string): Promise<GroupRecipients | undefined> {
       const cached = cache.get(groupJid);
-      if (cached && Date.now() - cached.at < GROUP_MEMBERS_TTL_MS) return cached.recipients;
-      if (cache.size >= GROUP_MEMBERS_LIMIT) cache.clear();
+      if (cached) return cached;
       const self = new Set([sock.user?.id, sock.user?.lid].filter((id): id is string => !!id).map((id) => jidNormalizedUser(id)));
       // Bounded: the account's inbound queue waits on it.
       const recipients = withTimeout(sock.groupMetadata(groupJid), GROUP_MEMBERS_TIMEOUT_MS).then(
@@ -186,7 +186,7 @@ function groupMembersOf(sock: WASocket, logger: Logger) {
                 .filter((ids) => !ids.some((id) => self.has(id))),
         (error: unknown) => forget(groupJid, error),
       );
-      cache.set(groupJid, { recipients, at: Date.now() });
+      cache.set(groupJid, recipients);
       return recipients;
     },
   };
