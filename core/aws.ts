@@ -50,7 +50,17 @@ export function createClients(config: Config): AwsClients {
         }
       : {}),
   });
+  for (const client of [dynamoRaw, sqs, s3]) withoutSdkLogging(client);
   return { dynamo, dynamoRaw, sqs, s3 };
+}
+
+/**
+ * Drops the SDK's logger middleware. No logger is configured (the SDK's is a no-op), yet that
+ * middleware runs the sensitive-data filter over every response before handing it to the no-op:
+ * a walk of each item of a Query (~4% of the CPU of listing 1,000 accounts, bench:api).
+ */
+function withoutSdkLogging(client: { middlewareStack: { remove(name: string): boolean } }): void {
+  client.middlewareStack.remove('loggerMiddleware');
 }
 
 export function destroyClients(clients: AwsClients): void {
