@@ -8,7 +8,7 @@
  *    (RSS - RSS at 0) / accounts.
  *    Each figure is taken from a fresh connector process that resumed the linked accounts from
  *    DynamoDB and idled for 10 s (the process that did the pairing keeps its garbage in RSS).
- * 2. Inbound throughput at 20 accounts (BENCH_THROUGHPUT_ACCOUNTS, BENCH_MESSAGES total), with
+ * 2. Inbound throughput at 20 accounts (BENCH_THROUGHPUT_ACCOUNTS, 0 skips it; BENCH_MESSAGES total), with
  *    exactly those accounts connected: phones that are not linked send texts to the accounts'
  *    numbers through the sandbox; each message is timed from the send to the webhook POST for
  *    it. Prints messages/s and p50/p99 latency. By default the phones send as one burst (the
@@ -24,8 +24,9 @@
  * 3. The floor (bench/connector/floor.ts, BENCH_FLOOR=0 skips it): plain Baileys sockets over the
  *    same traffic; the connector's CPU per message as a ratio to theirs.
  * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
- *    exchanged messages with 20 contacts (BENCH_TRAFFIC_ACCOUNTS="200,1000"), and a soak at a
- *    steady 20 messages/s (BENCH_SOAK_MINUTES, 0 = off).
+ *    exchanged messages with 20 contacts and sits in 3 groups (BENCH_TRAFFIC_ACCOUNTS="200,1000"), and a soak at a
+ *    steady 20 messages/s (BENCH_SOAK_MINUTES, 0 = off) over the accounts linked by then, after
+ *    the last step or the step of BENCH_SOAK_AT accounts.
  * 5. Group fan-out (bench/connector/group-fanout.ts, after the throughput step; BENCH_GROUP=0 skips
  *    it): API send latency to a group of BENCH_GROUP_MEMBERS (50) against one-to-one, p50/p99.
  * Also the empty connector's RSS as the image runs it (bench/connector/baseline.ts).
@@ -73,6 +74,8 @@ const trafficSteps = (process.env.BENCH_TRAFFIC_ACCOUNTS ?? '200,1000')
   .map(Number)
   .filter((n) => n > 0);
 const soakMinutes = Number(process.env.BENCH_SOAK_MINUTES ?? 0);
+/** The soak runs after this step (by default the last); an earlier one leaves the larger steps for after it. */
+const soakAt = Number(process.env.BENCH_SOAK_AT ?? Math.max(0, ...accountSteps, throughputAccounts, ...trafficSteps));
 const runFloor = process.env.BENCH_FLOOR !== '0';
 const runGroup = process.env.BENCH_GROUP !== '0';
 const LINK_CONCURRENCY = 8;
@@ -286,6 +289,8 @@ async function main() {
     const groupRows: string[] = [];
     const trafficRows: string[] = [];
     const traffic: TrafficContext = {
+      config,
+      clients,
       table,
       queues,
       control,
@@ -295,8 +300,17 @@ async function main() {
       baselineRss: baseline,
     };
     const measureTraffic = async (accounts: number) => {
-      await linkUpTo(Math.max(linked, accounts));
+      await registerWebhooksUpTo(Math.max(webhookCount, 1));
+      const before = linked;
+      const linkSeconds = await linkUpTo(Math.max(linked, accounts));
+      if (linked > before) {
+        console.log(
+          `linked ${linked - before} accounts in ${linkSeconds.toFixed(0)} s (${(linkSeconds / (linked - before)).toFixed(2)} s each)`,
+        );
+      }
+      const resumeStarted = performance.now();
       await restartWith(linked);
+      console.log(`a fresh connector resumed ${linked} accounts in ${((performance.now() - resumeStarted) / 1000).toFixed(0)} s`);
       await sleep(OLD_LONG_POLL_MS);
       trafficRows.push(await measureMemoryWithTraffic(traffic, accounts));
       console.log(trafficRows.at(-1));
@@ -307,7 +321,7 @@ async function main() {
     const steps = [...new Set([...accountSteps, throughputAccounts, ...trafficSteps])].sort((a, b) => a - b);
     for (const step of steps) {
       if (accountSteps.includes(step)) await measureMemory(step);
-      if (step === throughputAccounts) {
+      if (step > 0 && step === throughputAccounts) {
         for (const webhooks of webhookSteps) await measureThroughput(step, webhooks);
         if (runFloor) await measureFloor(step);
         if (runGroup) {
@@ -316,13 +330,13 @@ async function main() {
         }
       }
       if (trafficSteps.includes(step)) await measureTraffic(step);
+      if (soakMinutes > 0 && step === soakAt) trafficRows.push(...(await soak(traffic, linked, soakMinutes)));
     }
     const [fewest, most] = [webhookSteps[0], webhookSteps.at(-1)];
-    if (fewest !== undefined && most !== undefined && most !== fewest) {
+    if (fewest !== undefined && most !== undefined && most !== fewest && cpuPerMessageByWebhooks.has(most)) {
       const ratio = cpuPerMessageByWebhooks.get(most)! / cpuPerMessageByWebhooks.get(fewest)!;
       throughputRows.push(`connector CPU per message, ${most} webhooks / ${fewest}: ${ratio.toFixed(2)}x (goal: at most 1.5x)`);
     }
-    if (soakMinutes > 0) trafficRows.push(...(await soak(traffic, linked, soakMinutes)));
 
     console.log('\n== connector benchmark (sandbox network, emulators, connector in a child process) ==');
     console.log(

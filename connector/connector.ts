@@ -5,7 +5,7 @@ import { mediaStoreOf } from '../core/media-store.js';
 import { createQueues } from '../core/queues.js';
 import { tableOf } from '../core/store/table.js';
 import { installConsoleCapture } from './console-capture.js';
-import { createInboundPipeline } from './inbound/pipeline.js';
+import { lazyInboundPipeline } from './lazy-inbound.js';
 import { lifecycleHandlers } from './commands/lifecycle-handlers.js';
 import type { CommandHandlers } from './commands/outcome.js';
 import { pairingHandlers } from './commands/pairing-handlers.js';
@@ -87,7 +87,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     sqs: clients.sqs,
     webhookQueueUrl: () => queues.webhookQueueUrl(),
   });
-  const inbound = metrics.wrapInbound(deps.inbound ?? createInboundPipeline({ config, clients, logger, queues }));
+  const inbound = metrics.wrapInbound(deps.inbound ?? lazyInboundPipeline({ config, clients, logger, queues }));
   const timing: OwnershipTiming = {
     leaseTtlMs: config.LEASE_TTL_MS,
     renewEveryMs: config.LEASE_RENEW_MS,

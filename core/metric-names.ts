@@ -6,6 +6,8 @@ export const METRICS_NAMESPACE = 'WaGateway';
 /** The one dimension: the ECS service (all tasks of a deployment add up). */
 export const METRICS_DIMENSION = 'Service';
 export const METRICS_SERVICE = 'connector';
+/** The second dimension of the per-cache lines: the cache's name (core/bounded-cache.ts). */
+export const METRICS_CACHE_DIMENSION = 'Cache';
 
 export const METRIC = {
   accountsOwned: 'AccountsOwned',
@@ -18,4 +20,6 @@ export const METRIC = {
   decryptFailures: 'DecryptFailures',
   webhookBacklog: 'WebhookBacklog',
   rss: 'ResidentMemory',
+  cacheEntries: 'CacheEntries',
+  cacheMaxEntries: 'CacheMaxEntries',
 } as const;

@@ -4,7 +4,7 @@ import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '
 import { newCommandId } from '../core/ids.js';
 import { lastDisconnectSchema, type Account } from '../core/schemas/account.js';
 import { deleteAccountData } from '../core/store/account-deletion.js';
-import { createAccount, deleteAccountRecord, getAccount, listAccounts } from '../core/store/accounts.js';
+import { createAccount, deleteAccountRecord, getAccount, listAccountViews } from '../core/store/accounts.js';
 import { releaseCollection } from '../core/store/collection-claims.js';
 import { newRouter } from './router.js';
 import type { AppEnv, Services } from './services.js';
@@ -122,8 +122,8 @@ export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
       return c.json({ ok: true as const, account: created }, 201);
     })
     .openapi(list, async (c) => {
-      const accounts = await listAccounts(table);
-      return c.json({ ok: true as const, accounts: accounts.map(view) }, 200);
+      // Parsed straight into the answer's shape (core/schemas/account.ts, accountViewSchema).
+      return c.json({ ok: true as const, accounts: await listAccountViews(table) }, 200);
     })
     .openapi(get, async (c) => {
       const account = await getAccount(table, c.req.valid('param').accountId);

@@ -2,13 +2,17 @@
  * Memory with traffic, a step of `bench:connector`. Idle accounts that never talked to anyone are
  * the easy case: here every account first exchanges messages with CONTACTS distinct contacts
  * (each contact sends it a text, the account answers through a send command: a Signal session
- * each way with every contact), then the connector idles and its RSS is read; per account =
- * (RSS - RSS of the empty connector) / accounts.
+ * each way with every contact), then sits in 3 groups (bench/connector/traffic-groups.ts: it
+ * creates one with two other accounts and two contacts and sends to it, and is a member of two
+ * more), then the connector idles and its RSS is read; per account = (RSS - RSS of the empty
+ * connector) / accounts.
  *
  * The soak (BENCH_SOAK_MINUTES, off by default; the issue's figure is 30) then offers a steady
  * 20 messages/s from the contacts to the accounts and samples RSS every 30 s: growth from minute
  * 5 to the end is what a leak would show (from the first sample when the soak is shorter).
  */
+import type { AwsClients } from '../../core/aws.js';
+import type { Config } from '../../core/config.js';
 import { newCommandId, newMessageId } from '../../core/ids.js';
 import type { Queues } from '../../core/queues.js';
 import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
@@ -16,6 +20,7 @@ import type { Table } from '../../core/store/table.js';
 import type { SandboxControl } from '../../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../../test/support/wait.js';
 import { inBatches, MB, rssOf, sleep } from './measure.js';
+import { GROUPS_PER_ACCOUNT, joinGroups } from './traffic-groups.js';
 
 /** Distinct contacts per account (the same phones for every account). */
 const CONTACTS = 20;
@@ -25,6 +30,9 @@ const SETTLE_MS = 15_000;
 const SOAK_SAMPLE_MS = 30_000;
 
 export interface TrafficContext {
+  /** For the API the groups are created through. */
+  config: Config;
+  clients: AwsClients;
   table: Table;
   queues: Queues;
   control: SandboxControl;
@@ -40,6 +48,8 @@ export interface TrafficContext {
 
 const contactPhones = Array.from({ length: CONTACTS }, (_, c) => String(CONTACT_BASE + c));
 let contactsCreated = false;
+/** Accounts `bench0` .. `bench<grouped - 1>` already sit in their groups. */
+let grouped = 0;
 
 /** Every account of `accounts` exchanges a message each way with every contact; answers the RSS per account after idling. */
 export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: number): Promise<string> {
@@ -60,6 +70,9 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
     intervalMs: 500,
   });
 
+  console.log(
+    `${accounts} accounts: ${inbound.length} inbound from contacts delivered after ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
   const outbound: { accountId: string; messageId: string }[] = [];
   await inBatches(pairs, CONCURRENCY, async ({ account, contact }) => {
     const accountId = `bench${account}`;
@@ -87,12 +100,17 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
     });
   });
   const exchangeSeconds = (performance.now() - started) / 1000;
+  console.log(`${accounts} accounts: ${outbound.length} sends to contacts done after ${exchangeSeconds.toFixed(0)} s`);
+  const groups = await joinGroups({ ...ctx, contacts: contactPhones, from: grouped, to: accounts });
+  grouped = accounts;
 
   await sleep(SETTLE_MS);
   const rss = rssOf(ctx.connectorPid());
   return (
     `${String(accounts).padStart(4)} accounts, each after ${CONTACTS} contacts (${pairs.length} in, ${pairs.length} out` +
-    `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s): RSS ${(rss / MB).toFixed(1)} MB, ` +
+    `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s) and in ${GROUPS_PER_ACCOUNT} groups ` +
+    `(${groups.groups} created and sent to${groups.failed ? `, ${groups.failed} creations or sends failed, first: ${groups.firstError}` : ''}, ` +
+    `${groups.seconds.toFixed(0)} s): RSS ${(rss / MB).toFixed(1)} MB, ` +
     `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account`
   );
 }

@@ -23,6 +23,7 @@ import {
   type SignalKeyWrite,
 } from '../../core/store/auth-state.js';
 import type { Table } from '../../core/store/table.js';
+import { boundedCacheStore } from '../session/socket-caches.js';
 
 /**
  * Baileys' authentication state kept in DynamoDB under one `collectionName`: the creds item and
@@ -90,16 +91,7 @@ const KNOWN_ABSENT_LIMIT = 1_000;
 const SIGNAL_KEY_CACHE_LIMIT = 512;
 const SIGNAL_KEY_CACHE_TTL_MS = 5 * 60_000;
 
-/** Baileys' cache interface over a BoundedCache. */
-function signalKeyCache(): CacheStore {
-  const cache = new BoundedCache<string, unknown>('signal-keys', SIGNAL_KEY_CACHE_LIMIT, SIGNAL_KEY_CACHE_TTL_MS);
-  return {
-    get: <T>(key: string) => cache.get(key) as T | undefined,
-    set: (key, value) => cache.set(key, value),
-    del: (key) => cache.delete(key),
-    flushAll: () => cache.clear(),
-  };
-}
+const signalKeyCache = (): CacheStore => boundedCacheStore('signal-keys', SIGNAL_KEY_CACHE_LIMIT, SIGNAL_KEY_CACHE_TTL_MS);
 
 function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
   const writer = signalKeyWriterFor(table);

@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import sharp from 'sharp';
 
 /** WhatsApp shows stickers as 512×512 WebP. */
 const STICKER_SIZE = 512;
@@ -20,6 +19,8 @@ export async function stickerWebp(source: Readable): Promise<Sticker> {
   const chunks: Buffer[] = [];
   for await (const chunk of source) chunks.push(Buffer.from(chunk as Uint8Array));
   const bytes = Buffer.concat(chunks);
+  // Loaded on first use, as in thumbnails.ts: sharp and libvips take ~25 MB an empty connector never needs.
+  const { default: sharp } = await import('sharp');
   // With `animated`, sharp reads every frame (stacked: height is pages × pageHeight).
   const image = sharp(bytes, { animated: true });
   const { format, width, height, pages = 1, pageHeight = height } = await image.metadata();

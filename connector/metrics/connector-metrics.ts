@@ -1,5 +1,6 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { cacheSizes, type CacheSize } from '../../core/bounded-cache.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import type { CommandHandlers, CommandOutcome } from '../commands/outcome.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
@@ -66,6 +67,27 @@ export class ConnectorMetrics {
     gauge('wa_shards_owned', 'Shards this connector holds', () => sources.shardsOwned());
     gauge('wa_webhook_backlog', 'Webhook events waiting (approximate, whole queue)', () => this.webhookBacklog());
     gauge('wa_resident_memory_bytes', 'Resident set size of the process', () => process.memoryUsage().rss);
+    // Every BoundedCache of the process by name (core/bounded-cache.ts): what it holds, its bound
+    // (the sum over its instances, e.g. one per account) and how many instances there are.
+    const cacheGauge = (name: string, help: string, read: (size: CacheSize) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['cache'],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [cache, size] of Object.entries(cacheSizes())) this.set({ cache }, read(size));
+        },
+      });
+    cacheGauge('wa_cache_entries', 'Entries held by the bounded caches of a name', (size) => size.entries);
+    cacheGauge('wa_cache_max_entries', 'Bound on the entries of the caches of a name', (size) => size.maxEntries);
+    cacheGauge('wa_cache_instances', 'Bounded caches alive under a name (e.g. one per account)', (size) => size.instances);
+  }
+
+  /** The bounded caches by name, for the EMF lines (one line per cache). */
+  cacheSizes(): Record<string, CacheSize> {
+    return cacheSizes();
   }
 
   /** The handlers, each counting its commands and timing sends. */
@@ -112,7 +134,8 @@ export class ConnectorMetrics {
   async snapshot(): Promise<Map<string, number>> {
     const values = new Map<string, number>();
     for (const metric of await this.registry.getMetricsAsJSON()) {
-      if (String(metric.type) === 'histogram') continue;
+      // Per-cache values go out on lines of their own (emf.ts).
+      if (String(metric.type) === 'histogram' || metric.name.startsWith('wa_cache_')) continue;
       values.set(
         metric.name,
         metric.values.reduce((sum, value) => sum + value.value, 0),

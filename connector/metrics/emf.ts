@@ -1,4 +1,4 @@
-import { METRIC, METRICS_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../../core/metric-names.js';
+import { METRIC, METRICS_CACHE_DIMENSION, METRICS_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../../core/metric-names.js';
 import type { ConnectorMetrics } from './connector-metrics.js';
 
 /** Prometheus name -> CloudWatch name and unit of the values sent as EMF. */
@@ -16,12 +16,39 @@ const EMF_METRICS: [string, string, string][] = [
 const COUNTERS = new Set(['wa_inbound_messages_total', 'wa_commands_total', 'wa_decrypt_failures_total']);
 const EVERY_MS = 60_000;
 
+function cacheLine(cache: string, size: { entries: number; maxEntries: number }): Record<string, unknown> {
+  return {
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [[METRICS_DIMENSION, METRICS_CACHE_DIMENSION]],
+          Metrics: [
+            { Name: METRIC.cacheEntries, Unit: 'Count' },
+            { Name: METRIC.cacheMaxEntries, Unit: 'Count' },
+          ],
+        },
+      ],
+    },
+    [METRICS_DIMENSION]: METRICS_SERVICE,
+    [METRICS_CACHE_DIMENSION]: cache,
+    [METRIC.cacheEntries]: size.entries,
+    [METRIC.cacheMaxEntries]: size.maxEntries,
+  };
+}
+
 /**
  * Every minute one CloudWatch Embedded Metric Format line on stdout (the awslogs driver ships it,
- * CloudWatch extracts the metrics; docs/connector.md, Metrics). Counters are sent as the increase
+ * CloudWatch extracts the metrics; docs/connector.md, Metrics), then one line per bounded cache
+ * (dimensions Service and Cache: its entries and its bound). Counters are sent as the increase
  * since the last line. Returns the stopper.
  */
-export function startEmfLines(metrics: ConnectorMetrics, write: (line: string) => void = (line) => process.stdout.write(line)): () => void {
+export function startEmfLines(
+  metrics: ConnectorMetrics,
+  write: (line: string) => void = (line) => process.stdout.write(line),
+  everyMs = EVERY_MS,
+): () => void {
   let last = new Map<string, number>();
   const timer = setInterval(() => {
     void metrics.snapshot().then((values) => {
@@ -44,8 +71,9 @@ export function startEmfLines(metrics: ConnectorMetrics, write: (line: string) =
       }
       last = values;
       write(`${JSON.stringify(line)}\n`);
+      for (const [cache, size] of Object.entries(metrics.cacheSizes())) write(`${JSON.stringify(cacheLine(cache, size))}\n`);
     });
-  }, EVERY_MS);
+  }, everyMs);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -8,6 +8,7 @@ import {
   type WAMessage,
   type WASocket,
 } from '@whiskeysockets/baileys';
+import { BoundedCache } from '../../core/bounded-cache.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
@@ -29,6 +30,7 @@ import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
+import { boundLidMappingCache, socketCaches } from './socket-caches.js';
 
 export interface AccountSessionDeps {
   accountId: string;
@@ -76,6 +78,8 @@ const STOP_TIMEOUT_MS = 3_000;
 const DRAIN_TIMEOUT_MS = 15_000;
 /** How often a connected session replays write-ahead records left behind (besides at each login). */
 const INBOX_REPLAY_EVERY_MS = 5 * 60_000;
+const OWN_SENDS_LIMIT = 5_000;
+const OWN_SENDS_TTL_MS = 10 * 60_000;
 
 const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
   const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
@@ -115,8 +119,13 @@ export class AccountSession {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly statusWrites = new SerialQueue();
   private readonly statusListeners = new Set<() => void>();
-  /** Message ids sent by commands recently, so Baileys' echo of them is not stored twice. */
-  private readonly ownSends = new Map<string, number>();
+  /**
+   * Message ids sent by commands in the last 10 minutes, so Baileys' echo of them (which comes
+   * within seconds) is not stored twice; the most recent OWN_SENDS_LIMIT at most.
+   */
+  private readonly ownSends = new BoundedCache<string, true>('own-sends', OWN_SENDS_LIMIT, OWN_SENDS_TTL_MS);
+  /** Baileys' per-socket caches, bounded (socket-caches.ts); kept across reconnects. */
+  private readonly socketCaches = socketCaches();
   /** Decrypted messages are written here before their receipt (durable-decrypt.ts). */
   private readonly inbox: Inbox;
   /** Names the account's group chats. */
@@ -311,12 +320,7 @@ export class AccountSession {
 
   /** Remembers an id a command is about to send (see `ownSends`). */
   private noteOwnSend(messageId: string): void {
-    const now = Date.now();
-    this.ownSends.set(messageId, now);
-    for (const [id, at] of this.ownSends) {
-      if (now - at > 10 * 60_000) this.ownSends.delete(id);
-      else break;
-    }
+    this.ownSends.set(messageId, true);
   }
 
   private contextFor(sock: WASocket): InboundContext | undefined {
@@ -342,6 +346,7 @@ export class AccountSession {
     const durable = durableDecryption((part) => this.inbox.record(part));
     const sock = makeWASocket({
       ...this.deps.network.socket,
+      ...this.socketCaches,
       auth: auth.state,
       logger: this.log.child({ component: 'baileys' }, { level: this.log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
       browser: Browsers.ubuntu('Chrome'),
@@ -353,6 +358,7 @@ export class AccountSession {
       cachedGroupMetadata: (groupJid) => this.groupMetadata.metadataOf(sock, groupJid),
     });
     durable.watch(sock.ws);
+    if (!boundLidMappingCache(sock)) this.log.warn('Baileys LID mapping cache not found: it stays unbounded');
     this.groupSubjects.watch(sock);
     this.groupMetadata.clear();
     this.groupMetadata.watch(sock);

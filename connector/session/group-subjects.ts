@@ -1,9 +1,10 @@
 import type { GroupMetadata, WASocket } from '@whiskeysockets/baileys';
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
 import { renameChat } from '../../core/store/chats.js';
 import type { Table } from '../../core/store/table.js';
 
-/** Subjects kept per session; beyond this the cache starts over (a metadata query refills it). */
+/** Subjects kept per session; beyond this the least recently used go (a metadata query refills one). */
 const SUBJECTS_LIMIT = 5_000;
 
 /**
@@ -12,7 +13,7 @@ const SUBJECTS_LIMIT = 5_000;
  * changes), which also rename the stored chat.
  */
 export class GroupSubjects {
-  private readonly subjects = new Map<string, string>();
+  private readonly subjects = new BoundedCache<string, string>('group-subjects', SUBJECTS_LIMIT);
 
   constructor(
     private readonly table: Table,
@@ -49,7 +50,6 @@ export class GroupSubjects {
   }
 
   private remember(groupJid: string, subject: string): void {
-    if (this.subjects.size >= SUBJECTS_LIMIT) this.subjects.clear();
     this.subjects.set(groupJid, subject);
   }
 }

@@ -1,7 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, ConflictError, NotFoundError, isConditionalCheckFailed } from '../errors.js';
 import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
-import { accountSchema, type Account, type AccountStatusChange } from '../schemas/account.js';
+import { accountSchema, accountViewSchema, type Account, type AccountStatusChange, type AccountView } from '../schemas/account.js';
 import { backfillCollectionClaims, claimCollection, collectionHolder } from './collection-claims.js';
 import { ALL, queryGsi1 } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
@@ -88,6 +88,12 @@ export async function getAccount(table: Table, accountId: string, consistent = f
 export async function listAccounts(table: Table): Promise<Account[]> {
   const items = await queryGsi1(table, ACCOUNTS_GSI1PK, ALL, 'oldest_first');
   return items.map(parseAccount);
+}
+
+/** Every account as the API lists it (accountViewSchema), oldest first: the same Query as listAccounts. */
+export async function listAccountViews(table: Table): Promise<AccountView[]> {
+  const items = await queryGsi1(table, ACCOUNTS_GSI1PK, ALL, 'oldest_first');
+  return items.map((item) => accountViewSchema.parse(item));
 }
 
 /**

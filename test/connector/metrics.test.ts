@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConnector, type Connector } from '../../connector/connector.js';
+import { ConnectorMetrics } from '../../connector/metrics/connector-metrics.js';
+import { startEmfLines } from '../../connector/metrics/emf.js';
+import { BoundedCache } from '../../core/bounded-cache.js';
+import { createQueues } from '../../core/queues.js';
+import { waitFor } from '../support/wait.js';
 import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
 
 /** The connector's Prometheus endpoint (METRICS_PORT), on a stack with no accounts. */
@@ -27,5 +32,51 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     expect(text).toMatch(/^wa_resident_memory_bytes [1-9]\d*$/m);
     expect(text).toContain('# TYPE wa_send_duration_seconds histogram');
     expect((await fetch(connector.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
+  });
+
+  it('shows every bounded cache: its entries, its bound and its instances, by name', async () => {
+    // The connector runs in this process: a cache made here is one of its caches.
+    const first = new BoundedCache<number, number>('metrics-test', 4);
+    const second = new BoundedCache<number, number>('metrics-test', 4);
+    for (let i = 0; i < 10; i++) first.set(i, i);
+    second.set(1, 1);
+    const text = await (await fetch(connector.metricsUrl!)).text();
+    expect(text).toMatch(/^wa_cache_entries\{cache="metrics-test"\} 5$/m);
+    expect(text).toMatch(/^wa_cache_max_entries\{cache="metrics-test"\} 8$/m);
+    expect(text).toMatch(/^wa_cache_instances\{cache="metrics-test"\} 2$/m);
+    first.clear();
+    expect(await (await fetch(connector.metricsUrl!)).text()).toMatch(/^wa_cache_entries\{cache="metrics-test"\} 1$/m);
+    // Still referenced here: the registry holds caches weakly, and a collected one would drop out.
+    expect(second.size).toBe(1);
+  });
+
+  it('sends each bounded cache as an EMF line of its own, with the cache as a dimension', async () => {
+    const cache = new BoundedCache<number, number>('emf-test', 3);
+    for (let i = 0; i < 5; i++) cache.set(i, i);
+    const queues = createQueues(stack.config, stack.clients, silentLogger);
+    const metrics = new ConnectorMetrics({
+      shardsOwned: () => 0,
+      sessionStatuses: () => [],
+      sqs: stack.clients.sqs,
+      webhookQueueUrl: () => queues.webhookQueueUrl(),
+    });
+    const lines: Record<string, unknown>[] = [];
+    const stop = startEmfLines(metrics, (line) => lines.push(JSON.parse(line) as Record<string, unknown>), 20);
+    try {
+      const line = await waitFor('the cache line', () => lines.find((l) => l.Cache === 'emf-test'));
+      expect(line).toMatchObject({ Service: 'connector', CacheEntries: 3, CacheMaxEntries: 3 });
+      expect(cache.size).toBe(3);
+      expect(line._aws).toMatchObject({
+        CloudWatchMetrics: [
+          { Namespace: 'WaGateway', Dimensions: [['Service', 'Cache']], Metrics: [{ Name: 'CacheEntries' }, { Name: 'CacheMaxEntries' }] },
+        ],
+      });
+      // The service-wide line still carries no per-cache sum.
+      const serviceLine = lines.find((l) => l.Cache === undefined);
+      expect(serviceLine).toMatchObject({ Service: 'connector', AccountsOwned: 0 });
+      expect(Object.keys(serviceLine!)).not.toContain('CacheEntries');
+    } finally {
+      stop();
+    }
   });
 });
