@@ -33,9 +33,13 @@ export interface SendOptions {
   idempotency?: IdempotentRequest;
 }
 
-/** Fails at once, without enqueuing, when the account cannot send. */
+/**
+ * Fails at once, without enqueuing, when the account cannot send. `reconnecting` can: its socket
+ * is expected back within seconds (a dropped connection, or a hand-over between connectors), so
+ * the send is queued and goes out once it is, or fails at the send's deadline.
+ */
 export function assertConnected(account: Account): void {
-  if (account.currentStatus !== 'connected') {
+  if (account.currentStatus !== 'connected' && account.currentStatus !== 'reconnecting') {
     throw new AccountNotConnectedError(`account ${account._id} is ${account.currentStatus}, not connected`);
   }
 }

@@ -55,6 +55,8 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   const { owned } = deps;
   let stopped = false;
   let rounds = 0;
+  /** The acquired shards being started, one acquisition after another. */
+  let resuming: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
 
   /**
@@ -111,7 +113,12 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
     for (const shard of acquired) owned.add(shard);
     if (acquired.length > 0) {
       logger.info({ shards: acquired, owned: owned.size, connectors: input.connectors.length }, 'shards acquired');
-      await deps.onAcquired(acquired);
+      // Resuming a shard's accounts takes about a second each under load: it runs beside the
+      // rounds (one resume at a time), so that the heartbeat and the renewals never wait for it.
+      // Waiting, a connector taking 60 accounts let its leases expire and lost its shards again.
+      resuming = resuming
+        .then(() => deps.onAcquired(acquired.filter((shard) => owned.has(shard))))
+        .catch((error: unknown) => logger.error({ err: error, shards: acquired }, 'starting acquired shards failed'));
     }
   }
 
@@ -138,6 +145,8 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   };
   let current = loop();
   await current;
+  // Started once the first share runs (the later ones start while the rounds go on).
+  await resuming;
 
   return {
     get rounds() {

@@ -135,6 +135,14 @@ describe('POST /accounts/:id/message/send', () => {
     expect(connector.commands.some((c) => c.type === 'send_text' && c.accountId === id)).toBe(false);
   });
 
+  it('account reconnecting: the send is queued for when the socket is back (sent then, 500 at the deadline otherwise)', async () => {
+    const id = await account();
+    await updateAccountStatus(table, id, { status: 'reconnecting' });
+    const { status, body } = await api.call('POST', `/accounts/${id}/message/send`, { to: TO, message: 'x' });
+    expect(status).toBe(200);
+    expect(sendsOf(id)).toEqual([body.messageId]);
+  });
+
   it('account not connected: a bad request is still 400 with its own message, judged before the account state', async () => {
     const id = await account(false);
     const cases: Array<[string, Record<string, unknown>, string]> = [
