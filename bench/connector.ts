@@ -88,11 +88,7 @@ const silent = pino({ level: 'silent' });
 async function main() {
   const emulators = await startEmulators();
   const sandbox = await startSandboxProcess();
-  const sandboxEnv = {
-    WA_WS_URL: sandbox.descriptor.wsUrl,
-    WA_ROOT_PUBLIC_KEY: sandbox.descriptor.rootPublicKey,
-    WA_MEDIA_CA_FILE: sandbox.descriptor.mediaCaFile,
-  };
+  const sandboxEnv = sandbox.env;
   // The receiver below listens on 127.0.0.1.
   const localReceiver = { WEBHOOK_ALLOW_PRIVATE: 'true' };
   const config = loadConfig({ ...emulators.env, ...sandboxEnv, ...localReceiver, LOG_LEVEL: 'silent' });

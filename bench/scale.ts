@@ -70,11 +70,7 @@ async function main() {
 
   const emulators = await startEmulators();
   const sandbox = await startSandboxProcess();
-  const sandboxEnv = {
-    WA_WS_URL: sandbox.descriptor.wsUrl,
-    WA_ROOT_PUBLIC_KEY: sandbox.descriptor.rootPublicKey,
-    WA_MEDIA_CA_FILE: sandbox.descriptor.mediaCaFile,
-  };
+  const sandboxEnv = sandbox.env;
   // The webhook receiver listens on 127.0.0.1.
   const env = { ...emulators.env, ...sandboxEnv, WEBHOOK_ALLOW_PRIVATE: 'true' };
   const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });

@@ -91,11 +91,7 @@ function webhookEvent(accountId: string, n: number): WebhookEvent {
 
 async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promise<Array<{ stopMs: number; visibleMs: number }>> {
   const sandbox = await startSandboxProcess();
-  const sandboxEnv = {
-    WA_WS_URL: sandbox.descriptor.wsUrl,
-    WA_ROOT_PUBLIC_KEY: sandbox.descriptor.rootPublicKey,
-    WA_MEDIA_CA_FILE: sandbox.descriptor.mediaCaFile,
-  };
+  const sandboxEnv = sandbox.env;
   // A receiver that holds every POST open: each one is a delivery in flight at the stop.
   const held = new Set<ServerResponse>();
   const receiver = createServer((req, res) => {

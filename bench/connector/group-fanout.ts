@@ -14,10 +14,9 @@ import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import { findMessage } from '../../core/store/messages.js';
 import type { Table } from '../../core/store/table.js';
-import { startApiServer } from '../../functions/server.js';
+import { startBenchApi } from './bench-api.js';
 import type { SandboxControl } from '../../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../../test/support/wait.js';
-import { pino } from 'pino';
 import { percentile } from './measure.js';
 
 const MEMBERS = Number(process.env.BENCH_GROUP_MEMBERS ?? 50);
@@ -38,21 +37,10 @@ export interface GroupFanoutContext {
 const jid = (phone: string) => `${phone}@s.whatsapp.net`;
 
 export async function measureGroupFanout(ctx: GroupFanoutContext): Promise<string[]> {
-  const api = await startApiServer({
-    config: ctx.config,
-    clients: ctx.clients,
-    logger: pino({ level: 'silent' }),
-    port: 0,
-    host: '127.0.0.1',
-  });
+  const api = await startBenchApi(ctx.config, ctx.clients);
   const call = async (path: string, body: unknown) => {
-    const response = await fetch(`${api.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const json = (await response.json()) as Record<string, unknown>;
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(json)}`);
+    const { ok, status, json } = await api.post(path, body);
+    if (!ok) throw new Error(`${path}: ${status} ${JSON.stringify(json)}`);
     return json;
   };
   try {

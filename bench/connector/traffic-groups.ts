@@ -1,15 +1,6 @@
-/**
- * Groups for the memory-with-traffic step (bench/connector/memory-traffic.ts): every account sits
- * in GROUPS_PER_ACCOUNT (3) groups. The accounts of a step form a ring: account k creates one
- * group through the API with the next two accounts of the ring and two contacts, and sends one
- * text to it (its sender key goes to every member device), so each account is the creator of
- * one group and a member of two others. Accounts that got their groups at an earlier step are
- * left as they are (the ring is over the new accounts only).
- */
-import { pino } from 'pino';
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
-import { startApiServer } from '../../functions/server.js';
+import { startBenchApi } from './bench-api.js';
 import { inBatches } from './measure.js';
 
 export const GROUPS_PER_ACCOUNT = 3;
@@ -41,21 +32,8 @@ interface Joined {
 export async function joinGroups(input: GroupsInput): Promise<Joined> {
   const count = input.to - input.from;
   if (count < GROUPS_PER_ACCOUNT) return { groups: 0, failed: 0, seconds: 0 };
-  const api = await startApiServer({
-    config: input.config,
-    clients: input.clients,
-    logger: pino({ level: 'silent' }),
-    port: 0,
-    host: '127.0.0.1',
-  });
-  const call = async (path: string, body: unknown) => {
-    const response = await fetch(`${api.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { ok: response.ok, status: response.status, json: (await response.json()) as Record<string, unknown> };
-  };
+  const api = await startBenchApi(input.config, input.clients);
+  const call = api.post;
   const started = performance.now();
   let groups = 0;
   let failed = 0;
