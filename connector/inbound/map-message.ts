@@ -45,6 +45,8 @@ export interface PollVote {
   /** The voter as stored (`from`), and every JID the voter may have encrypted under (phone number, LID). */
   from: string;
   voterJids: string[];
+  /** The account's own vote, cast from its phone or another linked device. */
+  fromMe: boolean;
   encPayload: Uint8Array;
   encIv: Uint8Array;
   timestamp: number;
@@ -135,6 +137,7 @@ export function mapInboundMessage(msg: WAMessage, selfJid: string): InboundActio
       pollMessageId,
       from,
       voterJids,
+      fromMe,
       encPayload,
       encIv,
       timestamp: toNumber(update?.senderTimestampMs) || timestamp,

@@ -336,7 +336,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
   }
 
-  /** Decrypts a vote with its poll's secret, keeps it on the poll, and queues `message.poll_vote`. */
+  /** Decrypts a vote with its poll's secret, keeps it on the poll, and queues `message.poll_vote` when it is due. */
   async function storePollVote(accountId: string, voteMessageId: string, vote: PollVote, ctx: InboundContext, log: MessageLog) {
     const poll = await updateTarget(accountId, { kind: 'poll_vote', chatId: vote.chatId, targetMessageId: vote.pollMessageId }, log);
     const secret = poll ? await findPollSecret(table, accountId, vote.pollMessageId) : undefined;
@@ -351,7 +351,8 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     }
     const updated = withVote(poll.message, vote.from, selected, vote.timestamp);
     await setPollVotes(table, accountId, poll.message.messageId, updated.pollVotes);
-    await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
+    // The account's own vote is posted only with WEBHOOK_INCLUDE_FROM_ME, as its reactions and edits are.
+    if (!vote.fromMe || deliverFromMe) await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
   }
 
   /** Enqueues the message's webhook event, then removes the row's marks when `clearMarks`. */

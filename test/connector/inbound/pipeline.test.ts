@@ -10,6 +10,7 @@ import { createInboundPipeline, type InboundContext } from '../../../connector/i
 import { silentLogger } from '../../support/test-stack.js';
 import { mediaCommon, nextId, PEER, SECONDS, SELF, SELF_JID, useInboundStack, waMessage } from './fixtures.js';
 import { webhookEvents as drainWebhookEvents } from './webhook-events.js';
+import { voteMessage } from '../../e2e/support/poll-vote.js';
 
 const inbound = useInboundStack('inbound');
 
@@ -161,6 +162,33 @@ describe('inbound pipeline', () => {
     await including.handleUpsert(accountId, { messages: [mine], type: 'append' }, context());
     const [event] = await webhookEvents(accountId, 1);
     expect(event?.body).toMatchObject({ fromMe: true, from: SELF, messageId: mine.key.id });
+  });
+
+  it("the account's own poll vote is kept on the poll, and posted only with WEBHOOK_INCLUDE_FROM_ME", async () => {
+    const config = { ...inbound.stack.config, WEBHOOK_INCLUDE_FROM_ME: true };
+    const including = createInboundPipeline({ config, clients: inbound.stack.clients, logger: silentLogger, queues: inbound.queues });
+    for (const [pipeline, posted] of [
+      [inbound.pipeline, false],
+      [including, true],
+    ] as const) {
+      const accountId = inbound.newAccount();
+      const poll = waMessage(
+        {
+          pollCreationMessageV3: { name: 'lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Soup' }], selectableOptionsCount: 1 },
+          messageContextInfo: { messageSecret: new Uint8Array(32).fill(9) },
+        },
+        { fromMe: true },
+      );
+      await pipeline.handleUpsert(accountId, { messages: [poll], type: 'append' }, context());
+      const vote = waMessage(voteMessage(poll, SELF, SELF, ['Soup']), { fromMe: true, seconds: SECONDS + 1 });
+      await pipeline.handleUpsert(accountId, { messages: [vote], type: 'append' }, context());
+
+      expect(await findMessage(inbound.table(), accountId, poll.key.id!)).toMatchObject({
+        pollVotes: [{ from: SELF, selected: ['Soup'] }],
+      });
+      const events = await webhookEvents(accountId, posted ? 2 : 1, 3_000);
+      expect(events.some((e) => e.event === 'message.poll_vote')).toBe(posted);
+    }
   });
 
   it('keeps lastMessageTime at the newest message when an older one arrives late', async () => {
