@@ -160,7 +160,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     weights: () => weights,
     async onAcquired(acquired) {
       await registry.resume();
-      for (const shard of acquired) commands.start(shard);
+      // A resume can take minutes: a shard given up meanwhile (rebalance, stop) is not polled.
+      for (const shard of acquired) if (ownedShards.has(shard)) commands.start(shard);
     },
     async onReleasing(shard) {
       await commands.stop(shard);

@@ -28,7 +28,7 @@ export interface ShardBalancerDeps {
   weights(): readonly number[] | undefined;
   /** The shards held, kept up to date here (the caller reads it to know which accounts are its own). */
   owned: Set<number>;
-  /** Shards just acquired: resume their accounts, then start polling their command queues. */
+  /** Shards just acquired: resume their accounts, then poll the command queues of those still held (it runs beside the rounds). */
   onAcquired(shards: number[]): Promise<void>;
   /**
    * A shard being given up (or already lost): stop polling its queue, finish its commands in
@@ -117,7 +117,7 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       // rounds (one resume at a time), so that the heartbeat and the renewals never wait for it.
       // Waiting, a connector taking 60 accounts let its leases expire and lost its shards again.
       resuming = resuming
-        .then(() => deps.onAcquired(acquired.filter((shard) => owned.has(shard))))
+        .then(() => deps.onAcquired(acquired))
         .catch((error: unknown) => logger.error({ err: error, shards: acquired }, 'starting acquired shards failed'));
     }
   }
