@@ -11,6 +11,7 @@ export function lazyInboundPipeline(deps: InboundPipelineDeps): InboundHandlers 
   const load = () => (pipeline ??= import('./inbound/pipeline.js').then(({ createInboundPipeline }) => createInboundPipeline(deps)));
   return {
     handleUpsert: async (...args) => (await load()).handleUpsert(...args),
+    handleMessages: async (...args) => (await load()).handleMessages(...args),
     handleStatus: async (...args) => (await load()).handleStatus(...args),
     handleGroupReceipts: async (...args) => (await load()).handleGroupReceipts(...args),
   };

@@ -56,7 +56,8 @@ import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '..
 import { KeyedSerial } from '../../core/serial.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import type { MediaDescriptor, PollVote, UpdateOrigin } from './map-message.js';
+import { createNewMessageWriter } from '../../core/store/new-message-writer.js';
+import type { InboundAction, MediaDescriptor, PollVote, UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
@@ -101,8 +102,21 @@ export interface StatusUpdate extends StatusMove {
   messageId: string;
 }
 
+/** A message of a `messages.upsert` event, with the event's type. */
+export interface UpsertedMessage {
+  message: WAMessage;
+  type: MessagesUpsert['type'];
+}
+
 export interface InboundPipeline {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
+  /**
+   * Messages of consecutive upserts of one account, in order: the same handling as one
+   * `handleUpsert` each, with new messages that follow each other written together (their rows
+   * in shared requests, one chat update per chat). Answers, per message, whether it was handled
+   * (a failure is logged here; the caller releases that message for a replay).
+   */
+  handleMessages(accountId: string, messages: readonly UpsertedMessage[], ctx: InboundContext): Promise<boolean[]>;
   /** Moves sent messages forward (never backwards) and enqueues a `message.status` event per move. */
   handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
   /**
@@ -118,6 +132,15 @@ export interface InboundPipeline {
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };
+
+/** A new message from someone else, without media, in a run written together (storeNewRun). */
+interface NewInRun {
+  index: number;
+  msg: WAMessage;
+  message: Message;
+  type: MessagesUpsert['type'];
+  log: MessageLog;
+}
 
 type WriteAhead = 'live' | 'replay';
 
@@ -140,6 +163,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
   const knownNames = new BoundedCache<string, string>('chat-names', KNOWN_NAMES_LIMIT);
+  const newMessages = createNewMessageWriter(table);
   let mapper: typeof import('./map-message.js') | undefined;
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
@@ -150,10 +174,19 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   /** Events of what the account did itself go out only when its own messages do. */
   const updateEventDue = (origin: UpdateOrigin) => !origin.fromMe || deliverFromMe;
 
-  async function handleOne(accountId: string, msg: WAMessage, upsertType: MessagesUpsert['type'], ctx: InboundContext) {
-    // Loaded with the first message: map-message loads Baileys, which an empty connector does not need.
+  /** What the message is; map-message loads Baileys, which an empty connector does not need, so it comes with the first message. */
+  async function mapOne(msg: WAMessage, ctx: InboundContext): Promise<InboundAction> {
     mapper ??= await import('./map-message.js');
-    const action = mapper.mapInboundMessage(msg, ctx.selfJid);
+    return mapper.mapInboundMessage(msg, ctx.selfJid);
+  }
+
+  async function handleOne(
+    accountId: string,
+    msg: WAMessage,
+    upsertType: MessagesUpsert['type'],
+    ctx: InboundContext,
+    action: InboundAction,
+  ) {
     const log = lazyChild(deps.logger, () => ({ accountId, messageId: msg.key.id }));
     switch (action.kind) {
       case 'skip':
@@ -429,40 +462,150 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
 
-  async function updateChat(accountId: string, msg: WAMessage, message: Message, unread: boolean, ctx: InboundContext) {
+  /** The name a message gives its chat, if any. */
+  async function chatNameFrom(msg: WAMessage, message: Message, ctx: InboundContext): Promise<string | undefined> {
     // A pushName names the sender: it names the chat only in a one-to-one chat, not for our own
     // messages; a group chat is named by the group's subject.
-    const name =
-      message.participant !== undefined
-        ? await ctx.groupSubject?.(message.chatId)
-        : !message.fromMe && message.from === message.chatId && msg.pushName
-          ? msg.pushName
-          : undefined;
-    await recordChatActivity(table, accountId, {
-      chatId: message.chatId,
-      timestamp: message.timestamp,
-      unread,
-      ...(name ? { name } : {}),
-    });
-    const nameKey = `${accountId}\n${message.chatId}`;
+    if (message.participant !== undefined) return ctx.groupSubject?.(message.chatId);
+    return !message.fromMe && message.from === message.chatId && msg.pushName ? msg.pushName : undefined;
+  }
+
+  async function updateChat(accountId: string, msg: WAMessage, message: Message, unread: boolean, ctx: InboundContext) {
+    await recordChat(accountId, message.chatId, message.timestamp, unread ? 1 : 0, await chatNameFrom(msg, message, ctx));
+  }
+
+  /** One activity of a chat (of one message, or of several written together), and its new name when it has one. */
+  async function recordChat(accountId: string, chatId: string, timestamp: number, unread: number, name: string | undefined) {
+    await recordChatActivity(table, accountId, { chatId, timestamp, unread, ...(name ? { name } : {}) });
+    const nameKey = `${accountId}\n${chatId}`;
     if (name && knownNames.get(nameKey) !== name) {
-      await renameChat(table, accountId, message.chatId, name);
+      await renameChat(table, accountId, chatId, name);
       knownNames.set(nameKey, name);
     }
   }
 
+  /**
+   * New messages from others without media, that followed each other in the account's upserts:
+   * stored as `storeNewMessage` stores one, with their rows in shared requests
+   * (new-message-writer.ts) and one chat update per chat, each written while the rows are. Their
+   * events are then enqueued together, in order. `failed[i]` is set for the run's messages whose
+   * handling failed (logged here).
+   */
+  async function storeNewRun(
+    accountId: string,
+    run: readonly NewInRun[],
+    ctx: InboundContext,
+    failed: (entry: NewInRun, error: unknown) => void,
+  ) {
+    const entries = run.map((entry) => {
+      const unread = entry.type === 'notify';
+      // Messages of others: the event is due; who holds it as in storeNewMessage.
+      const marks: MessageMarks =
+        ctx.writeAhead?.(entry.message.messageId) === 'live' ? { eventHeldByRecord: true } : { eventPending: true };
+      return { ...entry, unread, marks, row: newMessages.putIfAbsent(accountId, entry.message, marks) };
+    });
+    const byChat = new Map<string, typeof entries>();
+    for (const entry of entries) {
+      const ofChat = byChat.get(entry.message.chatId);
+      if (ofChat) ofChat.push(entry);
+      else byChat.set(entry.message.chatId, [entry]);
+    }
+    const chatWrites = new Map<string, Promise<void>>();
+    for (const [chatId, ofChat] of byChat) {
+      chatWrites.set(
+        chatId,
+        (async () => {
+          let name: string | undefined;
+          for (const entry of ofChat) name = (await chatNameFrom(entry.msg, entry.message, ctx)) ?? name;
+          const newest = Math.max(...ofChat.map((entry) => entry.message.timestamp));
+          await recordChat(accountId, chatId, newest, ofChat.filter((entry) => entry.unread).length, name);
+        })(),
+      );
+    }
+    const outcomes = await Promise.all(
+      entries.map(async (entry) => {
+        const [row, chat] = await Promise.allSettled([entry.row, chatWrites.get(entry.message.chatId)]);
+        if (row.status === 'rejected') return { entry, error: row.reason as unknown };
+        if (chat.status === 'rejected') return { entry, error: chat.reason as unknown };
+        return { entry, stored: row.value };
+      }),
+    );
+    const events: Promise<void>[] = [];
+    for (const outcome of outcomes) {
+      const { entry } = outcome;
+      if ('error' in outcome) {
+        failed(entry, outcome.error);
+        continue;
+      }
+      if (outcome.stored) {
+        events.push(
+          deliverEvent(accountId, entry.message, entry.marks.eventPending === true).then(
+            () => entry.log.debug({ type: entry.message.type, fromMe: false }, 'inbound message stored'),
+            (error: unknown) => failed(entry, error),
+          ),
+        );
+        continue;
+      }
+      try {
+        if (entry.unread) await retractUnread(table, accountId, entry.message.chatId);
+        await settleRedelivery(accountId, await findMessageRecord(table, accountId, entry.message.messageId), ctx, entry.log);
+      } catch (error) {
+        failed(entry, error);
+      }
+    }
+    await Promise.all(events);
+  }
+
+  /** Handles messages in order; a failure is logged, and the answer says which failed (by index). */
+  async function handleInOrder(
+    accountId: string,
+    messages: readonly UpsertedMessage[],
+    ctx: InboundContext,
+  ): Promise<Map<number, unknown>> {
+    const failures = new Map<number, unknown>();
+    const fail = (index: number, messageId: string | null | undefined, error: unknown) => {
+      failures.set(index, error);
+      deps.logger.error({ accountId, messageId, err: error }, 'inbound message failed');
+    };
+    let run: NewInRun[] = [];
+    const storeRun = async () => {
+      if (run.length === 0) return;
+      const taken = run;
+      run = [];
+      await storeNewRun(accountId, taken, ctx, (entry, error) => fail(entry.index, entry.message.messageId, error));
+    };
+    for (const [index, { message: msg, type }] of messages.entries()) {
+      try {
+        const action = await mapOne(msg, ctx);
+        if (action.kind === 'message' && !action.media && !action.pollSecret && !action.message.fromMe) {
+          const log = lazyChild(deps.logger, () => ({ accountId, messageId: msg.key.id }));
+          run.push({ index, msg, message: action.message, type, log });
+          continue;
+        }
+        // Anything else is handled on its own, after the messages before it are stored.
+        await storeRun();
+        await handleOne(accountId, msg, type, ctx, action);
+      } catch (error) {
+        fail(index, msg.key.id, error);
+      }
+    }
+    await storeRun();
+    return failures;
+  }
+
   return {
     async handleUpsert(accountId, upsert, ctx) {
-      let firstError: unknown;
-      for (const msg of upsert.messages) {
-        try {
-          await handleOne(accountId, msg, upsert.type, ctx);
-        } catch (error) {
-          firstError ??= error;
-          deps.logger.error({ accountId, messageId: msg.key.id, err: error }, 'inbound message failed');
-        }
-      }
-      if (firstError) throw firstError;
+      const failures = await handleInOrder(
+        accountId,
+        upsert.messages.map((message) => ({ message, type: upsert.type })),
+        ctx,
+      );
+      const [first] = [...failures.keys()].sort((a, b) => a - b);
+      if (first !== undefined) throw failures.get(first);
+    },
+    async handleMessages(accountId, messages, ctx) {
+      const failures = await handleInOrder(accountId, messages, ctx);
+      return messages.map((_, index) => !failures.has(index));
     },
     async handleStatus(accountId, updates) {
       let firstError: unknown;

@@ -4,6 +4,7 @@ import { cacheSizes, type CacheSize } from '../../core/bounded-cache.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import type { CommandHandlers, CommandOutcome } from '../commands/outcome.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
+import type { WAMessage } from '@whiskeysockets/baileys';
 
 /** What the gauges read when scraped. */
 export interface MetricSources {
@@ -115,17 +116,23 @@ export class ConnectorMetrics {
 
   /** The inbound handler, counting messages and those that arrived undecryptable. */
   wrapInbound(inbound: InboundHandlers): InboundHandlers {
+    const count = (type: string, messages: Iterable<WAMessage>) => {
+      if (type !== 'notify') return;
+      for (const message of messages) {
+        if (message.key.fromMe) continue;
+        this.inbound.inc();
+        if (message.messageStubType === CIPHERTEXT_STUB) this.decryptFailures.inc();
+      }
+    };
     return {
       ...inbound,
       handleUpsert: (accountId, upsert, ctx) => {
-        if (upsert.type === 'notify') {
-          for (const message of upsert.messages) {
-            if (message.key.fromMe) continue;
-            this.inbound.inc();
-            if (message.messageStubType === CIPHERTEXT_STUB) this.decryptFailures.inc();
-          }
-        }
+        count(upsert.type, upsert.messages);
         return inbound.handleUpsert(accountId, upsert, ctx);
+      },
+      handleMessages: (accountId, messages, ctx) => {
+        for (const { message, type } of messages) count(type, [message]);
+        return inbound.handleMessages(accountId, messages, ctx);
       },
     };
   }

@@ -11,7 +11,7 @@ import {
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
-import type { InboundContext, InboundPipeline, StatusUpdate } from '../inbound/pipeline.js';
+import type { InboundContext, InboundPipeline, StatusUpdate, UpsertedMessage } from '../inbound/pipeline.js';
 import { statusFromBaileys } from '../inbound/status.js';
 import type { GroupReceipt, GroupRecipients } from '../inbound/group-receipts.js';
 import { learnOwnPushName } from './push-name.js';
@@ -65,11 +65,12 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         () => undefined,
       ),
     );
-  const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>) => {
+  /** False when the event was skipped (no context yet). */
+  const enqueue = (what: string, work: (ctx: InboundContext) => Promise<void>): boolean => {
     const ctx = targets.inboundContext();
     if (!ctx) {
       targets.logger.warn({ accountId: targets.accountId, event: what }, 'inbound event before the account JID is known: skipped');
-      return;
+      return false;
     }
     void inboundQueue.run(async () => {
       try {
@@ -78,6 +79,36 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         targets.logger.error({ err: error, accountId: targets.accountId, event: what }, 'inbound handler failed');
       }
     });
+    return true;
+  };
+
+  /**
+   * Upserted messages not handled yet. Upserts that arrive while the account's queue is busy wait
+   * here and go to the pipeline together in one queued job (the first one's): in a burst, the
+   * pipeline writes them in shared requests instead of one message after the other.
+   */
+  let waiting: UpsertedMessage[] | undefined;
+  const queueUpserted = (messages: UpsertedMessage[]) => {
+    if (waiting) {
+      waiting.push(...messages);
+      return;
+    }
+    const taken = [...messages];
+    const queued = enqueue('messages.upsert', async (ctx) => {
+      if (waiting === taken) waiting = undefined;
+      const handled = await targets.inbound.handleMessages(targets.accountId, taken, ctx).catch((error: unknown) => {
+        targets.logger.error({ err: error, accountId: targets.accountId }, 'inbound messages failed');
+        return [];
+      });
+      taken.forEach(({ message }, index) => {
+        const id = message.key.id;
+        if (!id) return;
+        // A failed message was logged by the pipeline (without its contents) and waits for a replay.
+        if (handled[index]) targets.inbox?.settle(id);
+        else targets.inbox?.release(id);
+      });
+    });
+    if (queued) waiting = taken;
   };
 
   const detach = sock.ev.process(async (events) => {
@@ -115,21 +146,7 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         const status = statusFromBaileys(echo.status);
         if (echo.key.id && status && status !== 'pending') statusUpdates.push({ messageId: echo.key.id, status, at: Date.now() });
       }
-      if (messages.length > 0) {
-        enqueue('messages.upsert', async (ctx) => {
-          for (const message of messages) {
-            const id = message.key.id;
-            try {
-              await targets.inbound.handleUpsert(targets.accountId, { ...upsert, messages: [message] }, ctx);
-              if (id) targets.inbox?.settle(id);
-            } catch {
-              // The pipeline has logged this message's failure (without its contents); it is
-              // released for a replay, not logged a second time.
-              if (id) targets.inbox?.release(id);
-            }
-          }
-        });
-      }
+      if (messages.length > 0) queueUpserted(messages.map((message) => ({ message, type: upsert.type })));
     }
     if (statusUpdates.length > 0) {
       enqueue('messages.update', () => targets.inbound.handleStatus(targets.accountId, statusUpdates));

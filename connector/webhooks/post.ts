@@ -1,4 +1,4 @@
-import { Agent, fetch } from 'undici';
+import { Agent, request } from 'undici';
 import type { TargetPolicy } from '../../core/net/address-policy.js';
 import { FORBIDDEN_TARGET_MESSAGE, ForbiddenTargetError, checkTargetUrl, guardedLookup } from '../../core/net/webhook-target.js';
 
@@ -47,7 +47,9 @@ export async function postWebhook(
   const verdict = checkTargetUrl(parsed, policy);
   if (!verdict.allowed) return forbidden(verdict.reason);
   try {
-    const response = await fetch(parsed, {
+    // undici's request, not fetch: no WHATWG streams and no redirect handling (a 3xx is an
+    // answer like any other), at a fraction of fetch's CPU per POST.
+    const response = await request(parsed, {
       dispatcher: agentFor(policy),
       method: 'POST',
       headers: {
@@ -59,13 +61,12 @@ export async function postWebhook(
         ...(headers.signature === undefined ? {} : { 'X-Webhook-Signature': headers.signature }),
       },
       body: rawBody,
-      redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    // The answer's body is of no interest; release the connection.
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
-    return { ok: false, reason: `HTTP ${response.status}` };
+    // The answer's body is of no interest; read it off so that the connection is reused.
+    await response.body.dump().catch(() => undefined);
+    if (response.statusCode >= 200 && response.statusCode < 300) return { ok: true, status: response.statusCode };
+    return { ok: false, reason: `HTTP ${response.statusCode}` };
   } catch (error) {
     if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
       return { ok: false, reason: `timeout after ${timeoutMs} ms` };

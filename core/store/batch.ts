@@ -19,15 +19,19 @@ function chunks<T>(items: T[], size: number): T[][] {
 const backoff = (attempt: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt) * (0.5 + Math.random())));
 
-/** Gets many items by key, retrying what DynamoDB leaves unprocessed. Missing items are absent. */
-export async function batchGet(table: Table, keys: Key[]): Promise<Record<string, unknown>[]> {
+/**
+ * Gets many items by key (strongly consistent), retrying what DynamoDB leaves unprocessed.
+ * Missing items are absent. `projection` names the attributes to read (all by default).
+ */
+export async function batchGet(table: Table, keys: Key[], projection?: string): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   for (const chunk of chunks(keys, BATCH_GET_LIMIT)) {
     let pending: Record<string, unknown>[] = chunk.map((k) => ({ pk: k.pk, sk: k.sk }));
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchGet left ${pending.length} keys unprocessed`);
       if (attempt > 0) await backoff(attempt);
-      const result = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: pending, ConsistentRead: true } } }));
+      const request = { Keys: pending, ConsistentRead: true, ...(projection ? { ProjectionExpression: projection } : {}) };
+      const result = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: request } }));
       found.push(...(result.Responses?.[table.name] ?? []));
       pending = result.UnprocessedKeys?.[table.name]?.Keys ?? [];
     }

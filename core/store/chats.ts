@@ -23,18 +23,22 @@ export interface ChatActivity {
   timestamp: number;
   /** Used when the chat is new or has no name yet; an existing name is kept. */
   name?: string;
-  /** Adds one unread message (inbound, not from the account itself). */
-  unread: boolean;
+  /**
+   * Unread messages it adds (inbound, not from the account itself): true for one, or a count
+   * (several messages of the chat written together).
+   */
+  unread: boolean | number;
 }
 
 /**
  * Moves a chat to the top when a message arrives: creates it when absent, advances
  * `lastMessageTime` only forward (an older message delivered late does not reorder the list).
+ * Several messages of one chat make one activity: the newest time, the unread ones counted.
  */
 export async function recordChatActivity(table: Table, accountId: string, activity: ChatActivity): Promise<void> {
   const key = chatKey(accountId, activity.chatId);
   const gsi = chatGsi1(accountId, activity.chatId, activity.timestamp);
-  const increment = activity.unread ? 1 : 0;
+  const increment = typeof activity.unread === 'number' ? activity.unread : activity.unread ? 1 : 0;
   const name = activity.name ?? activity.chatId.split('@')[0] ?? activity.chatId;
   try {
     await table.doc.send(

@@ -29,7 +29,7 @@ export interface MessageMarks {
   eventHeldByRecord?: boolean;
 }
 
-const messageItem = (accountId: string, message: Message, marks: MessageMarks = {}) => ({
+export const messageItem = (accountId: string, message: Message, marks: MessageMarks = {}) => ({
   ...messageKey(accountId, message.messageId),
   ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
   ...message,

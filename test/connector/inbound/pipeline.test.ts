@@ -81,6 +81,73 @@ describe('inbound pipeline', () => {
     expect(await webhookEvents(accountId, 2, 4_000)).toHaveLength(1);
   });
 
+  describe('messages of consecutive upserts handled together (handleMessages)', () => {
+    const OTHER = '15550003333@s.whatsapp.net';
+
+    it('stores each message once, counts the unread messages of each chat, and enqueues one event each, in order', async () => {
+      const accountId = inbound.newAccount();
+      const fromPeer = [1, 2, 3].map((n) => waMessage({ conversation: `peer ${n}` }, { pushName: 'Peer', seconds: SECONDS + n }));
+      const fromOther = [1, 2].map((n) => waMessage({ conversation: `other ${n}` }, { remoteJid: OTHER, seconds: SECONDS + 10 + n }));
+      const messages = [fromPeer[0]!, fromOther[0]!, fromPeer[1]!, fromPeer[2]!, fromOther[1]!];
+      const handled = await inbound.pipeline.handleMessages(
+        accountId,
+        messages.map((message) => ({ message, type: 'notify' as const })),
+        context(),
+      );
+      expect(handled).toEqual([true, true, true, true, true]);
+      for (const msg of messages) expect(await findMessage(inbound.table(), accountId, msg.key.id!)).toBeDefined();
+      expect(await findChat(inbound.table(), accountId, PEER)).toEqual({
+        chatId: PEER,
+        name: 'Peer',
+        unreadCount: 3,
+        lastMessageTime: (SECONDS + 3) * 1000,
+      });
+      expect(await findChat(inbound.table(), accountId, OTHER)).toMatchObject({ unreadCount: 2, lastMessageTime: (SECONDS + 12) * 1000 });
+      const events = await webhookEvents(accountId, 6, 4_000);
+      expect(events.map((e) => e.eventId).sort()).toEqual(messages.map((m) => `${accountId}:${m.key.id}`).sort());
+      for (const msg of messages) expect((await findMessageRecord(inbound.table(), accountId, msg.key.id!))?.marks).toEqual({});
+    });
+
+    it('a message stored already, and one twice in the same batch, are stored once, counted once and posted once', async () => {
+      const accountId = inbound.newAccount();
+      const stored = waMessage({ conversation: 'stored before' });
+      const fresh = waMessage({ conversation: 'new' }, { seconds: SECONDS + 1 });
+      await inbound.pipeline.handleUpsert(accountId, { messages: [stored], type: 'notify' }, context());
+      expect(await webhookEvents(accountId, 1)).toHaveLength(1);
+
+      const handled = await inbound.pipeline.handleMessages(
+        accountId,
+        [stored, fresh, fresh].map((message) => ({ message, type: 'notify' as const })),
+        context(),
+      );
+      expect(handled).toEqual([true, true, true]);
+      expect((await findChat(inbound.table(), accountId, PEER))?.unreadCount).toBe(2);
+      const events = await webhookEvents(accountId, 3, 4_000);
+      expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${fresh.key.id}`]);
+    });
+
+    it('a reaction after new messages applies to one of them: the messages before it are stored first', async () => {
+      const accountId = inbound.newAccount();
+      const target = waMessage({ conversation: 'react to this' });
+      const before = waMessage({ conversation: 'another' }, { seconds: SECONDS + 1 });
+      const reaction = waMessage({
+        reactionMessage: { key: { id: target.key.id, remoteJid: PEER, fromMe: false }, text: '👍', senderTimestampMs: 1_767_000_002_000 },
+      });
+      const after = waMessage({ conversation: 'after the reaction' }, { seconds: SECONDS + 3 });
+      const handled = await inbound.pipeline.handleMessages(
+        accountId,
+        [target, before, reaction, after].map((message) => ({ message, type: 'notify' as const })),
+        context(),
+      );
+      expect(handled).toEqual([true, true, true, true]);
+      expect((await findMessage(inbound.table(), accountId, target.key.id!))?.reactions).toEqual([
+        { from: PEER, emoji: '👍', timestamp: 1_767_000_002_000 },
+      ]);
+      expect(await findMessage(inbound.table(), accountId, after.key.id!)).toMatchObject({ text: 'after the reaction' });
+      expect((await findChat(inbound.table(), accountId, PEER))?.unreadCount).toBe(3);
+    });
+  });
+
   it('a new message leaves no pending-event mark once its event is enqueued', async () => {
     const accountId = inbound.newAccount();
     const msg = waMessage({ conversation: 'marked then cleared' });
