@@ -33,8 +33,13 @@
  * Goals: under 15 MB per idle account; at least 200 messages/s with p99 under 500 ms; five
  * webhooks at most 1.5x the connector CPU per message of one.
  */
+import { readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createClients, destroyClients } from '../core/aws.js';
 import { loadConfig } from '../core/config.js';
@@ -131,11 +136,32 @@ async function main() {
 
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each connector process.
   const profile = process.env.BENCH_CPU_PROF;
+  // The connector's AWS requests, counted by a preload (sdk-call-counter.cjs) into this file.
+  const sdkCallFile = join(await mkdtemp(join(tmpdir(), 'bench-sdk-calls-')), 'counts.json');
+  const sdkCalls = (): Record<string, number> => {
+    try {
+      return JSON.parse(readFileSync(sdkCallFile, 'utf8')) as Record<string, number>;
+    } catch {
+      return {};
+    }
+  };
   const spawnOne = () =>
-    spawnConnector({ ...emulators.env, ...sandboxEnv, ...localReceiver, TABLE_NAME: config.TABLE_NAME, LOG_LEVEL: 'info' }, [
-      ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-      ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
-    ]);
+    spawnConnector(
+      {
+        ...emulators.env,
+        ...sandboxEnv,
+        ...localReceiver,
+        TABLE_NAME: config.TABLE_NAME,
+        LOG_LEVEL: 'info',
+        SDK_CALL_COUNT_FILE: sdkCallFile,
+      },
+      [
+        '--require',
+        fileURLToPath(new URL('./connector/sdk-call-counter.cjs', import.meta.url)),
+        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
+        ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+      ],
+    );
   let child = spawnOne();
   const connectedCount = async () => (await listAccounts(table)).filter((a) => a.status === 'connected').length;
 
@@ -217,6 +243,7 @@ async function main() {
       const sentAt = new Map<string, number>();
       const jobs = Array.from({ length: totalMessages }, (_, i) => i);
       const connectorCpuBefore = cpuSecondsOf(child.pid);
+      const sdkCallsBefore = sdkCalls();
       const sandboxCpuBefore = cpuSecondsOf(sandbox.pid);
       const benchCpuBefore = process.cpuUsage();
       // On the clock of V8's CPU profiles (CLOCK_MONOTONIC, microseconds): the window to aggregate.
@@ -259,8 +286,13 @@ async function main() {
           `${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms`,
       );
       throughputRows.push(cpuRow);
-      console.log(throughputRows.at(-2));
+      // Read after the counter's next write (every 500 ms).
+      await sleep(600);
+      const requestsRow = `  AWS requests per message (connector): ${requestsPerMessage(sdkCallsBefore, sdkCalls(), totalMessages)}`;
+      throughputRows.push(requestsRow);
+      console.log(throughputRows.at(-3));
       console.log(cpuRow);
+      console.log(requestsRow);
     };
 
     const floorRows: string[] = [];
@@ -356,3 +388,13 @@ main().then(
     process.exit(1);
   },
 );
+
+/** Requests of each command between two counts, per message, the largest first, after the total. */
+function requestsPerMessage(before: Record<string, number>, after: Record<string, number>, messages: number): string {
+  const rows = Object.entries(after)
+    .map(([command, count]) => [command.replace(/Command$/, ''), (count - (before[command] ?? 0)) / messages] as const)
+    .filter(([, perMessage]) => perMessage > 0)
+    .sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((sum, [, perMessage]) => sum + perMessage, 0);
+  return `${total.toFixed(2)} in all (${rows.map(([command, perMessage]) => `${command} ${perMessage.toFixed(2)}`).join(', ')})`;
+}

@@ -34,8 +34,8 @@ import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
-import type { LogFn } from 'pino';
 import type { Logger } from '../../core/logger.js';
+import { lazyChild, type LazyLog } from '../../core/lazy-child.js';
 import { mediaStoreOf } from '../../core/media-store.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
@@ -644,17 +644,4 @@ function abortable(download: Promise<Readable>, signal: AbortSignal): Promise<Re
 }
 
 /** What the handling of one message logs with. */
-type MessageLog = Pick<Logger, 'debug' | 'info' | 'warn'>;
-
-/**
- * The message's child logger, made by the first call that logs at an enabled level: most
- * messages log nothing above debug, and a child per message cost more than mapping it.
- */
-function lazyChild(parent: Logger, bindings: () => Record<string, unknown>): MessageLog {
-  let child: Logger | undefined;
-  const at = (level: 'debug' | 'info' | 'warn') =>
-    ((...args: Parameters<LogFn>) => {
-      if (parent.isLevelEnabled(level)) (child ??= parent.child(bindings()))[level](...args);
-    }) as LogFn;
-  return { debug: at('debug'), info: at('info'), warn: at('warn') };
-}
+type MessageLog = LazyLog;

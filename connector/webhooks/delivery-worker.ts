@@ -27,6 +27,7 @@
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
+import { lazyChild } from '../../core/lazy-child.js';
 import { createQueues, type Queues, type Received } from '../../core/queues.js';
 import { webhookSelects, type WebhookRegistration } from '../../core/schemas/webhook.js';
 import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
@@ -170,7 +171,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   async function deliver(received: Received<WebhookEvent>): Promise<void> {
     const event = received.body;
     const receiveCount = received.receiveCount;
-    const eventLog = log.child({ accountId: event.accountId, eventId: event.eventId, receiveCount });
+    const eventLog = lazyChild(log, () => ({ accountId: event.accountId, eventId: event.eventId, receiveCount }));
     const targets = targetsOf(event, await registrations.all());
     if (targets.length === 0) {
       eventLog.debug('no webhook selects the event; dropped');
