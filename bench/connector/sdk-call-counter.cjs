@@ -3,11 +3,13 @@
 // SDK_CALL_COUNT_FILE twice a second, so the bench can read the requests of a window.
 // A DocumentClient command (PutCommand) is one request, counted under its own name.
 const { writeFileSync } = require('node:fs');
-const { Client } = require('@smithy/core/client');
+const { DynamoDBClient } = require('@aws-sdk/client-dynamodb');
 
+// The SDK clients' common base class (Smithy's Client), whose send every request goes through.
+const base = Object.getPrototypeOf(DynamoDBClient.prototype);
 const counts = {};
-const send = Client.prototype.send;
-Client.prototype.send = function countedSend(command, ...rest) {
+const send = base.send;
+base.send = function countedSend(command, ...rest) {
   const name = command.constructor.name;
   counts[name] = (counts[name] ?? 0) + 1;
   return send.call(this, command, ...rest);
