@@ -1,0 +1,78 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWebhook } from '../../../connector/webhooks/post.js';
+
+const allowLoopback = { allowPrivate: true };
+
+/** A receiver that answers each path as told and records what reached it. */
+function receiver(answer: (req: IncomingMessage) => { status: number; headers?: Record<string, string>; delayMs?: number }) {
+  const seen: { path: string; headers: IncomingMessage['headers']; body: string; clientPort: number | undefined }[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    req.on('end', () => {
+      seen.push({ path: req.url ?? '', headers: req.headers, body, clientPort: req.socket.remotePort });
+      const { status, headers, delayMs } = answer(req);
+      setTimeout(() => res.writeHead(status, headers).end('a body nobody reads'), delayMs ?? 0);
+    });
+  });
+  return { server, seen, url: (path: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}` };
+}
+
+describe('postWebhook', () => {
+  const target = receiver((req) =>
+    req.url === '/moved'
+      ? { status: 302, headers: { location: '/elsewhere' } }
+      : req.url === '/slow'
+        ? { status: 200, delayMs: 1_000 }
+        : req.url === '/down'
+          ? { status: 503 }
+          : { status: 204 },
+  );
+  beforeAll(() => new Promise<void>((resolve) => target.server.listen(0, '127.0.0.1', resolve)));
+  afterAll(() => new Promise<void>((resolve) => target.server.close(() => resolve())));
+
+  it('POSTs the raw body with the webhook headers, and a 2xx is a success (the connection is reused)', async () => {
+    const headers = { eventId: 'acct:M1', event: 'message', attempt: 2, signature: 't=1,v1=ab' };
+    expect(await postWebhook(target.url('/hook'), '{"a":1}', headers, 2_000, allowLoopback)).toEqual({ ok: true, status: 204 });
+    expect(await postWebhook(target.url('/hook'), '{"a":2}', headers, 2_000, allowLoopback)).toEqual({ ok: true, status: 204 });
+    const [first, second] = target.seen.filter((s) => s.path === '/hook');
+    expect(first).toMatchObject({
+      body: '{"a":1}',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'wa-gateway-webhooks/1.0',
+        'x-webhook-id': 'acct:M1',
+        'x-webhook-event': 'message',
+        'x-webhook-attempt': '2',
+        'x-webhook-signature': 't=1,v1=ab',
+      },
+    });
+    expect(second?.body).toBe('{"a":2}');
+    expect(second?.clientPort).toBe(first?.clientPort);
+  });
+
+  it('a redirect is a failure and is not followed; a 5xx is a failure', async () => {
+    const headers = { eventId: 'acct:M2', event: 'message', attempt: 1 };
+    expect(await postWebhook(target.url('/moved'), '{}', headers, 2_000, allowLoopback)).toEqual({ ok: false, reason: 'HTTP 302' });
+    expect(target.seen.some((s) => s.path === '/elsewhere')).toBe(false);
+    expect(await postWebhook(target.url('/down'), '{}', headers, 2_000, allowLoopback)).toEqual({ ok: false, reason: 'HTTP 503' });
+  });
+
+  it('an answer later than the timeout is a failure naming the timeout', async () => {
+    const outcome = await postWebhook(target.url('/slow'), '{}', { eventId: 'acct:M3', event: 'message', attempt: 1 }, 200, allowLoopback);
+    expect(outcome).toEqual({ ok: false, reason: 'timeout after 200 ms' });
+  });
+
+  it('a refused target fails permanently without a request', async () => {
+    const before = target.seen.length;
+    const outcome = await postWebhook(target.url('/hook'), '{}', { eventId: 'acct:M4', event: 'message', attempt: 1 }, 2_000, {
+      allowPrivate: false,
+    });
+    expect(outcome).toMatchObject({ ok: false, permanent: true });
+    expect(target.seen.length).toBe(before);
+  });
+});
