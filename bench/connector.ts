@@ -161,6 +161,8 @@ async function main() {
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
         ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
       ],
+      // A long run logs a line per send and per account event: the harness keeps the recent ones.
+      { keepLines: 10_000 },
     );
   let child = spawnOne();
   const connectedCount = async () => (await listAccounts(table)).filter((a) => a.status === 'connected').length;

@@ -4,7 +4,8 @@
  * (each contact sends it a text, the account answers through a send command: a Signal session
  * each way with every contact), then sits in 3 groups (bench/connector/traffic-groups.ts: it
  * creates one with two other accounts and two contacts and sends to it, and is a member of two
- * more), then the connector idles and its RSS is read; per account = (RSS - RSS of the empty
+ * more), then the connector idles and its RSS is read, 15 s and 60 s after the traffic (the
+ * garbage of the exchange is given back in between); per account = (RSS - RSS of the empty
  * connector) / accounts.
  *
  * The soak (BENCH_SOAK_MINUTES, off by default; the issue's figure is 30) then offers a steady
@@ -27,6 +28,8 @@ const CONTACTS = 20;
 const CONTACT_BASE = 15555000000;
 const CONCURRENCY = 40;
 const SETTLE_MS = 15_000;
+/** A second reading after a longer idle: V8 gives back the traffic's garbage over tens of seconds. */
+const LONG_SETTLE_MS = 60_000;
 const SOAK_SAMPLE_MS = 30_000;
 
 export interface TrafficContext {
@@ -106,12 +109,15 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
 
   await sleep(SETTLE_MS);
   const rss = rssOf(ctx.connectorPid());
+  await sleep(LONG_SETTLE_MS - SETTLE_MS);
+  const settledRss = rssOf(ctx.connectorPid());
   return (
     `${String(accounts).padStart(4)} accounts, each after ${CONTACTS} contacts (${pairs.length} in, ${pairs.length} out` +
     `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s) and in ${GROUPS_PER_ACCOUNT} groups ` +
     `(${groups.groups} created and sent to${groups.failed ? `, ${groups.failed} creations or sends failed, first: ${groups.firstError}` : ''}, ` +
     `${groups.seconds.toFixed(0)} s): RSS ${(rss / MB).toFixed(1)} MB, ` +
-    `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account`
+    `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account ${SETTLE_MS / 1000} s after the traffic; ` +
+    `${(settledRss / MB).toFixed(1)} MB, ${((settledRss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account after ${LONG_SETTLE_MS / 1000} s`
   );
 }
 

@@ -23,8 +23,14 @@ export interface ChildConnector {
 /**
  * `connector/main.ts` as a separate process (tsx on this Node), configured by `env` (emulator
  * endpoints and sandbox settings from the harness). Its JSON log lines are parsed from stdout.
+ * `keepLines` bounds the lines kept (the most recent, for a long benchmark run; tests keep all).
  */
-export function spawnConnector(env: Record<string, string>, nodeFlags: string[] = []): ChildConnector {
+export function spawnConnector(
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+  options: { keepLines?: number } = {},
+): ChildConnector {
+  const keepLines = options.keepLines ?? Number.POSITIVE_INFINITY;
   const child = spawn(process.execPath, [...CONNECTOR_NODE_FLAGS, ...nodeFlags, '--import', 'tsx', 'connector/main.ts'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
@@ -47,6 +53,9 @@ export function spawnConnector(env: Record<string, string>, nodeFlags: string[] 
         lines.push({ msg: text });
       }
     }
+    // Trimmed in steps, so that the copy is rare.
+    if (lines.length > 2 * keepLines) lines.splice(0, lines.length - keepLines);
+    if (stdout.length > 2 * keepLines) stdout.splice(0, stdout.length - keepLines);
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     if (process.env.E2E_LOG === '1') process.stderr.write(`[child:err] ${chunk.toString('utf8')}`);
