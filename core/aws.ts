@@ -33,8 +33,12 @@ export function createClients(config: Config): AwsClients {
   });
   // Emulators answer with queue URLs on hosts like sqs.us-east-1.localhost: keep requests on
   // the configured endpoint instead of following them.
+  // cacheMiddleware: the middleware chain of each command is built once, not on every request
+  // (the SQS calls are on the inbound path: event sends, receives, acks). lib-dynamodb refuses
+  // it, so the DynamoDB clients resolve theirs per call.
   const sqs = new SQSClient({
     ...common,
+    cacheMiddleware: true,
     ...(sqsEndpoint ? { endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false } : {}),
   });
   // Emulators and MinIO serve buckets by path, not by virtual host, and older ones do not
