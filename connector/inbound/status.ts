@@ -1,4 +1,5 @@
 import { proto } from '@whiskeysockets/baileys';
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { StatusMove } from '../../core/message-status.js';
 import type { MessageStatus } from '../../core/schemas/message.js';
 
@@ -23,34 +24,23 @@ const EARLY_LIMIT = 10_000;
 /**
  * Receipts that came before the row of their message was written (WhatsApp acks and the other
  * side's phone receipts can overtake the store of a message just sent): kept in memory for a
- * while, and taken by the write of that message's row. Bounded: the oldest are dropped first.
+ * while, and taken by the write of that message's row. Bounded (the least recently touched go
+ * first) and visible in the metrics as the `early-statuses` cache.
  */
 export class EarlyStatuses {
-  private readonly entries = new Map<string, { moves: StatusMove[]; expiresAt: number }>();
+  private readonly entries = new BoundedCache<string, StatusMove[]>('early-statuses', EARLY_LIMIT, EARLY_TTL_MS);
 
   remember(key: string, move: StatusMove, now = Date.now()): void {
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > now) {
-      entry.moves.push(move);
-      return;
-    }
-    this.entries.delete(key);
-    if (this.entries.size >= EARLY_LIMIT) this.dropExpiredOrOldest(now);
-    this.entries.set(key, { moves: [move], expiresAt: now + EARLY_TTL_MS });
+    const moves = this.entries.get(key, now);
+    // Appended in place: the entry keeps the time of its first receipt.
+    if (moves) moves.push(move);
+    else this.entries.set(key, [move], now);
   }
 
   /** The moves kept for `key`, forgotten now. */
   take(key: string, now = Date.now()): StatusMove[] {
-    const entry = this.entries.get(key);
-    if (!entry) return [];
+    const moves = this.entries.get(key, now);
     this.entries.delete(key);
-    return entry.expiresAt > now ? entry.moves : [];
-  }
-
-  private dropExpiredOrOldest(now: number): void {
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
-    if (this.entries.size < EARLY_LIMIT) return;
-    const oldest = this.entries.keys().next().value;
-    if (oldest !== undefined) this.entries.delete(oldest);
+    return moves ?? [];
   }
 }
