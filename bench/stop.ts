@@ -39,6 +39,7 @@ import { startEmulators } from '../infra/local/emulators.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
 import { waitFor } from '../test/support/wait.js';
+import { CONNECTOR_NODE_FLAGS } from '../connector/node-flags.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
@@ -53,7 +54,7 @@ async function stopOfNpmStart(): Promise<number[]> {
   const figures: number[] = [];
   for (let run = 1; run <= RUNS; run += 1) {
     const dataDir = await mkdtemp(join(tmpdir(), 'bench-stop-'));
-    const child = spawn(process.execPath, ['--experimental-async-context-frame', '--import', 'tsx', 'infra/local/start.ts'], {
+    const child = spawn(process.execPath, [...CONNECTOR_NODE_FLAGS, '--import', 'tsx', 'infra/local/start.ts'], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

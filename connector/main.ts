@@ -3,18 +3,13 @@ import { ConfigError, loadConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { type Connector, startConnector } from './connector.js';
+import { ASYNC_CONTEXT_FRAME_FLAG } from './node-flags.js';
 
 /**
  * The connector process: config from the environment, AWS clients, (resources when
  * CREATE_RESOURCES=true), then the connector. SIGINT/SIGTERM: stop taking commands, finish the
  * ones in flight, close sockets, release leases, exit.
  */
-/**
- * Baileys keeps an AsyncLocalStorage per socket. On Node 22 each one is an async hook, so every
- * promise in the process pays for every account: with hundreds of accounts the connector spends
- * its CPU there. `--experimental-async-context-frame` (the default from Node 24) makes that O(1).
- */
-const ASYNC_CONTEXT_FRAME_FLAG = '--experimental-async-context-frame';
 
 async function main(): Promise<void> {
   if (!process.execArgv.includes(ASYNC_CONTEXT_FRAME_FLAG) && Number(process.versions.node.split('.')[0]) < 24) {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { MB, rssOf, sleep } from './measure.js';
+import { CONNECTOR_NODE_FLAGS } from '../../connector/node-flags.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -29,7 +30,7 @@ export async function bundledEmptyConnectorRss(env: Record<string, string>, sett
       outExtension: { '.js': '.mjs' },
       logLevel: 'error',
     });
-    const child = spawn(process.execPath, ['--experimental-async-context-frame', join(outdir, 'main.mjs')], {
+    const child = spawn(process.execPath, [...CONNECTOR_NODE_FLAGS, join(outdir, 'main.mjs')], {
       cwd: repoRoot,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -10,9 +10,10 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { LogLine } from '../../test/e2e/support/log-capture.js';
 import { poll } from './poll.js';
+import { CONNECTOR_NODE_FLAGS } from '../../connector/node-flags.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const NODE_ARGS = ['--experimental-async-context-frame', '--import', 'tsx', 'infra/local/start.ts'];
+const NODE_ARGS = [...CONNECTOR_NODE_FLAGS, '--import', 'tsx', 'infra/local/start.ts'];
 const READY_TIMEOUT_MS = 180_000;
 
 /** Where one gateway lives across its restarts: same data, same port, same log file. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../core/logger.js';
+import { CONNECTOR_NODE_FLAGS } from '../../connector/node-flags.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -21,7 +22,7 @@ export function startConnectorProcesses(count: number, env: Record<string, strin
   const children: ChildProcess[] = [];
   for (let n = 0; n < count; n++) {
     const metricsPort = env.METRICS_PORT ? { METRICS_PORT: String(Number(env.METRICS_PORT) + n) } : {};
-    const child = spawn(process.execPath, ['--experimental-async-context-frame', '--import', 'tsx', 'connector/main.ts'], {
+    const child = spawn(process.execPath, [...CONNECTOR_NODE_FLAGS, '--import', 'tsx', 'connector/main.ts'], {
       cwd: repoRoot,
       env: { ...env, ...metricsPort, CREATE_RESOURCES: 'false' },
       stdio: ['ignore', 'inherit', 'inherit'],

@@ -2,10 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { LogLine } from './log-capture.js';
 import { waitFor } from '../../support/wait.js';
+import { CONNECTOR_NODE_FLAGS } from '../../../connector/node-flags.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-/** How the connector is meant to run on Node 22 (see connector/main.ts). */
-const CONNECTOR_NODE_FLAGS = ['--experimental-async-context-frame'];
 
 export interface ChildConnector {
   process: ChildProcess;

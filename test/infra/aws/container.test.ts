@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { loadConfig } from '../../../core/config.js';
 import { repositoryRoot } from './synth-gateway.js';
+import { CONNECTOR_NODE_FLAGS } from '../../../connector/node-flags.js';
 
 /** Checks of the Dockerfile and compose file that need no Docker. */
 
@@ -40,9 +41,14 @@ describe('Dockerfile', () => {
   it('the runtime stage runs as the unprivileged node user and starts the connector', () => {
     const users = runtime?.lines.filter((l) => l.startsWith('USER ')) ?? [];
     expect(users.at(-1)).toBe('USER node');
-    expect(runtime?.lines.at(-1)).toBe(
-      'CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/connector/main.mjs"]',
-    );
+    const command = ['node', '--enable-source-maps', ...CONNECTOR_NODE_FLAGS, 'dist/connector/main.mjs'];
+    expect(runtime?.lines.at(-1)).toBe(`CMD [${command.map((part) => JSON.stringify(part)).join(', ')}]`);
+  });
+
+  it("npm start runs with the connector's Node flags too (it hosts the connector)", () => {
+    const scripts = (JSON.parse(readFileSync(path.join(repositoryRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+      .scripts;
+    expect(scripts.start).toBe(`node ${CONNECTOR_NODE_FLAGS.join(' ')} --import tsx infra/local/start.ts`);
   });
 
   it('declares /tmp a volume, so the Fargate mount there stays writable for the node user', () => {
