@@ -2,7 +2,7 @@ import { createBatcher, type Batcher } from '../batcher.js';
 import { messageKey } from '../keys.js';
 import type { Message } from '../schemas/message.js';
 import { BATCH_WRITE_LIMIT, batchGet, batchWrite } from './batch.js';
-import { messageItem, type MessageMarks } from './messages.js';
+import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
 import type { Table } from './table.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Table } from './table.js';
  * BatchGetItem (strongly consistent, keys only) finds which rows are there already, and one
  * BatchWriteItem stores the others. Two requests carry up to 25 messages, where a conditional
  * PutItem each cost a request per message: under a burst, the one cost of the inbound path that
- * grew with the message count.
+ * grew with the message count. A row that travels alone is one conditional PutItem.
  *
  *   const stored = await writer.putIfAbsent(accountId, message, marks);   // false: a redelivery
  *
@@ -46,6 +46,9 @@ export function createNewMessageWriter(table: Table): NewMessageWriter {
     lingerMs: 0,
     maxInFlight: REQUESTS_IN_FLIGHT,
     async send(batch) {
+      // A lone row (a quiet moment) is one conditional PutItem: one request instead of two.
+      const [only] = batch;
+      if (only && batch.length === 1) return [await putMessageIfAbsent(table, only.accountId, only.message, only.marks)];
       const found = await batchGet(
         table,
         batch.map((row) => messageKey(row.accountId, row.message.messageId)),
