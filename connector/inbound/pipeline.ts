@@ -531,6 +531,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }),
     );
     const events: Promise<void>[] = [];
+    const redelivered: typeof entries = [];
     for (const outcome of outcomes) {
       const { entry } = outcome;
       if ('error' in outcome) {
@@ -546,14 +547,24 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
         );
         continue;
       }
+      redelivered.push(entry);
+    }
+    await Promise.all(events);
+    // After the events of the run. A message twice in one run is a plain duplicate: its first
+    // copy's event was just enqueued (its write-ahead record is still held, so settling it as a
+    // redelivery would enqueue the event again).
+    const storedNow = new Set(
+      outcomes.flatMap((outcome) => ('stored' in outcome && outcome.stored ? [outcome.entry.message.messageId] : [])),
+    );
+    for (const entry of redelivered) {
       try {
         if (entry.unread) await retractUnread(table, accountId, entry.message.chatId);
-        await settleRedelivery(accountId, await findMessageRecord(table, accountId, entry.message.messageId), ctx, entry.log);
+        if (storedNow.has(entry.message.messageId)) entry.log.debug('message twice in one batch: stored once');
+        else await settleRedelivery(accountId, await findMessageRecord(table, accountId, entry.message.messageId), ctx, entry.log);
       } catch (error) {
         failed(entry, error);
       }
     }
-    await Promise.all(events);
   }
 
   /** Handles messages in order; a failure is logged, and the answer says which failed (by index). */

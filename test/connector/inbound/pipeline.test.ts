@@ -126,6 +126,20 @@ describe('inbound pipeline', () => {
       expect(events.map((e) => e.eventId)).toEqual([`${accountId}:${fresh.key.id}`]);
     });
 
+    it('a live message twice in one batch (its write-ahead record still held) is posted once', async () => {
+      const accountId = inbound.newAccount();
+      const msg = waMessage({ conversation: 'decrypted twice' });
+      const live: InboundContext = { ...context(), writeAhead: () => 'live' };
+      const handled = await inbound.pipeline.handleMessages(
+        accountId,
+        [msg, msg].map((message) => ({ message, type: 'notify' as const })),
+        live,
+      );
+      expect(handled).toEqual([true, true]);
+      expect((await findChat(inbound.table(), accountId, PEER))?.unreadCount).toBe(1);
+      expect((await webhookEvents(accountId, 2, 4_000)).map((e) => e.eventId)).toEqual([`${accountId}:${msg.key.id}`]);
+    });
+
     it('a reaction after new messages applies to one of them: the messages before it are stored first', async () => {
       const accountId = inbound.newAccount();
       const target = waMessage({ conversation: 'react to this' });
