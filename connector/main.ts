@@ -10,7 +10,6 @@ import { ASYNC_CONTEXT_FRAME_FLAG } from './node-flags.js';
  * CREATE_RESOURCES=true), then the connector. SIGINT/SIGTERM: stop taking commands, finish the
  * ones in flight, close sockets, release leases, exit.
  */
-
 async function main(): Promise<void> {
   if (!process.execArgv.includes(ASYNC_CONTEXT_FRAME_FLAG) && Number(process.versions.node.split('.')[0]) < 24) {
     logger.warn(`start node with ${ASYNC_CONTEXT_FRAME_FLAG}: without it CPU per message grows with the number of accounts`);

@@ -1,5 +1,6 @@
 import { createBatcher, type Batcher } from '../batcher.js';
 import { messageKey } from '../keys.js';
+import { KeyedSerial } from '../serial.js';
 import type { Message } from '../schemas/message.js';
 import { BATCH_WRITE_LIMIT, batchGet, batchWrite } from './batch.js';
 import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
@@ -23,8 +24,6 @@ import type { Table } from './table.js';
 export interface NewMessageWriter {
   /** Stores the row unless the message id is stored already; false when it was (nothing changed). */
   putIfAbsent(accountId: string, message: Message, marks?: MessageMarks): Promise<boolean>;
-  /** Resolves when no request is out (stop, tests). */
-  flush(): Promise<void>;
 }
 
 interface NewRow {
@@ -55,30 +54,20 @@ export function createNewMessageWriter(table: Table): NewMessageWriter {
         'pk, sk',
       );
       const present = new Set(found.map((item) => `${String(item.pk)}\u0000${String(item.sk)}`));
-      const absent = batch.filter((row) => !present.has(rowKeyText(row.accountId, row.message.messageId)));
-      if (absent.length > 0)
+      const absent = new Set(batch.filter((row) => !present.has(rowKeyText(row.accountId, row.message.messageId))));
+      if (absent.size > 0)
         await batchWrite(
           table,
-          absent.map((row) => ({ put: messageItem(row.accountId, row.message, row.marks) })),
+          [...absent].map((row) => ({ put: messageItem(row.accountId, row.message, row.marks) })),
         );
-      return batch.map((row) => absent.includes(row));
+      return batch.map((row) => absent.has(row));
     },
   });
-  /** The write of each key under way: a later one for the same key waits for it. */
-  const underWay = new Map<string, Promise<unknown>>();
+  /** A later write of the same key waits for the one under way (and then finds its row). */
+  const perKey = new KeyedSerial();
 
   return {
-    async putIfAbsent(accountId, message, marks) {
-      const key = rowKeyText(accountId, message.messageId);
-      const before = underWay.get(key);
-      const write = (before ? before.catch(() => undefined) : Promise.resolve()).then(() => rows.add({ accountId, message, marks }));
-      underWay.set(key, write);
-      try {
-        return await write;
-      } finally {
-        if (underWay.get(key) === write) underWay.delete(key);
-      }
-    },
-    flush: () => rows.flush(),
+    putIfAbsent: (accountId, message, marks) =>
+      perKey.run(rowKeyText(accountId, message.messageId), () => rows.add({ accountId, message, marks })),
   };
 }
