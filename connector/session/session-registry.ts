@@ -118,8 +118,16 @@ export class SessionRegistry {
         return 'account_not_found';
       }
       if (!(await this.deps.ownership.acquire(accountId))) return 'owned_elsewhere';
-      this.lastRenewed.set(accountId, Date.now());
       const AccountSession = await loadAccountSession(this.deps.network);
+      // Checked again after the last await, in the same tick as the session is registered: a
+      // shutdown or a shard given up meanwhile hands over only the sessions registered when it
+      // does, so one registered after would run on here, its lease renewed, while the shard's
+      // new owner could never start it (docs/design.md, Scale-out).
+      if (this.closing || (this.deps.isMine && !this.deps.isMine(accountId))) {
+        await this.deps.ownership.release(accountId);
+        return 'owned_elsewhere';
+      }
+      this.lastRenewed.set(accountId, Date.now());
       const session = new AccountSession({
         accountId,
         collectionName: account.collectionName,
@@ -134,8 +142,6 @@ export class SessionRegistry {
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
       this.sessions.set(accountId, session);
-      // Shutdown may have begun during the awaits above.
-      if (this.closing) session.haltReconnects();
       try {
         await session.start(reason);
       } catch (error) {

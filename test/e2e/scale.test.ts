@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf } from '../../core/shards.js';
+import { listShardLeases } from '../../core/store/connectors.js';
 import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
@@ -58,17 +59,47 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
   /** Waits until the live children own every account, as many each as `spread` says (in any order), all connected. */
   async function waitForSpread(live: ChildConnector[], spread: number[]): Promise<Map<number, string[]>> {
     const expected = [...spread].sort((a, b) => a - b);
+    let last = new Map<number, string[]>();
     const owners = await waitFor(
       `${accounts.length} accounts spread ${expected.join('/')} over the connectors`,
       async () => {
-        const found = await ownersByPid();
-        const counts = live.map((child) => found.get(child.pid)?.length ?? 0).sort((a, b) => a - b);
-        return counts.join() === expected.join() ? found : undefined;
+        last = await ownersByPid();
+        const counts = live.map((child) => last.get(child.pid)?.length ?? 0).sort((a, b) => a - b);
+        return counts.join() === expected.join() ? last : undefined;
       },
       { timeoutMs: 90_000, intervalMs: 250 },
-    );
+    ).catch(async (error: unknown) => {
+      throw new Error(`${(error as Error).message}\n${await spreadReport(live, last)}`);
+    });
     for (const account of accounts) await gw.waitForStatus(account.id, 'connected');
     return owners;
+  }
+  /** What a failed wait saw: account owners, shard leases, and each connector's ownership log. */
+  async function spreadReport(live: ChildConnector[], owners: Map<number, string[]>): Promise<string> {
+    const now = Date.now();
+    const shardLeases = (await listShardLeases(gw.table)).map(
+      (lease) => `shard ${lease.shard}: ${lease.owner} (${lease.until - now} ms left${lease.heir ? `, heir ${lease.heir}` : ''})`,
+    );
+    const logs = live.map((child) => {
+      const telling = child.lines.filter(
+        (line) => (line.level ?? 0) >= 40 || ['shards acquired', 'shard given up', 'connector started'].includes(line.msg ?? ''),
+      );
+      const alive = child.process.exitCode === null && child.process.signalCode === null;
+      return [`connector pid ${child.pid}${alive ? '' : ' (exited)'}:`, ...telling.slice(-30).map((line) => `  ${JSON.stringify(line)}`)];
+    });
+    return [`account owners by pid: ${JSON.stringify([...owners])}`, ...shardLeases, ...logs.flat()].join('\n');
+  }
+  /** What a failed wait for a message saw: every connector's lines that name it, and their warnings and errors. */
+  function messageReport(messageId: string): string {
+    return children
+      .flatMap((child) => [
+        `connector pid ${child.pid}:`,
+        ...child.lines
+          .filter((line) => (line.level ?? 0) >= 40 || JSON.stringify(line).includes(messageId))
+          .slice(-40)
+          .map((line) => `  ${JSON.stringify(line)}`),
+      ])
+      .join('\n');
   }
   const ownerOf = (owners: Map<number, string[]>, accountId: string) =>
     children.find((child) => owners.get(child.pid)?.includes(accountId));
@@ -157,7 +188,11 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     const settled = await Promise.all(sends);
     expect(settled.filter(({ outbound }) => outbound.status !== 'sent').map(({ outbound }) => outbound.reason)).toEqual([]);
     for (const [index, { messageId }] of settled.entries()) {
-      await waitFor(`message ${index} to be stored by its recipient`, () => findMessage(gw.table, recipients[index]!, messageId));
+      await waitFor(`message ${index} to be stored by its recipient`, () => findMessage(gw.table, recipients[index]!, messageId)).catch(
+        (error: unknown) => {
+          throw new Error(`${(error as Error).message}\n${messageReport(messageId)}`);
+        },
+      );
     }
     expect(settled.length).toBeGreaterThan(0);
   });
