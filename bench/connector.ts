@@ -26,7 +26,9 @@
  * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
  *    exchanged messages with 20 contacts and sits in 3 groups (BENCH_TRAFFIC_ACCOUNTS="200,1000"), and a soak at a
  *    steady 20 messages/s (BENCH_SOAK_MINUTES, 0 = off) over the accounts linked by then, after
- *    the last step or the step of BENCH_SOAK_AT accounts.
+ *    the last step or the step of BENCH_SOAK_AT accounts. Each step also prints the connector's
+ *    V8 heap (reserved, in use) and external memory from its /metrics; BENCH_HEAP_SNAPSHOT=<dir>
+ *    writes a heap snapshot of it after the step (its live heap, for bench/heap-snapshot-top.ts).
  * 5. Group fan-out (bench/connector/group-fanout.ts, after the throughput step; BENCH_GROUP=0 skips
  *    it): API send latency to a group of BENCH_GROUP_MEMBERS (50) against one-to-one, p50/p99.
  * Also the empty connector's RSS as the image runs it (bench/connector/baseline.ts).
@@ -56,7 +58,7 @@ import { linkAccounts } from './connector/link.js';
 import { cpuSecondsOf, inBatches, MB, percentile, rssOf, sleep } from './connector/measure.js';
 import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
-import { spawnConnector } from '../test/e2e/support/child-connector.js';
+import { spawnConnector, type ChildConnector } from '../test/e2e/support/child-connector.js';
 import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../test/support/wait.js';
 
@@ -136,6 +138,8 @@ async function main() {
 
   // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each connector process.
   const profile = process.env.BENCH_CPU_PROF;
+  // BENCH_HEAP_SNAPSHOT=<dir>: a heap snapshot of the connector after each memory-with-traffic step.
+  const heapSnapshotDir = process.env.BENCH_HEAP_SNAPSHOT;
   // The connector's AWS requests, counted by a preload (sdk-call-counter.cjs) into this file.
   const sdkCallFile = join(await mkdtemp(join(tmpdir(), 'bench-sdk-calls-')), 'counts.json');
   const sdkCalls = (): Record<string, number> => {
@@ -154,17 +158,31 @@ async function main() {
         TABLE_NAME: config.TABLE_NAME,
         LOG_LEVEL: 'info',
         SDK_CALL_COUNT_FILE: sdkCallFile,
+        // Its /metrics tell how much of the RSS is the V8 heap (memory-traffic.ts).
+        METRICS_PORT: '0',
+        HOST: '127.0.0.1',
       },
       [
         '--require',
         fileURLToPath(new URL('./connector/sdk-call-counter.cjs', import.meta.url)),
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
         ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+        ...(heapSnapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapSnapshotDir}`] : []),
       ],
       // A long run logs a line per send and per account event: the harness keeps the recent ones.
       { keepLines: 10_000 },
     );
   let child = spawnOne();
+  /** The /metrics URL of the connector process now, read from its log once. */
+  const metricsUrls = new WeakMap<ChildConnector, Promise<string>>();
+  const metricsUrlOf = (connector: ChildConnector) => {
+    let url = metricsUrls.get(connector);
+    if (!url) {
+      url = connector.waitForLine('the metrics server', (line) => line.msg === 'metrics served').then((line) => String(line.url));
+      metricsUrls.set(connector, url);
+    }
+    return url;
+  };
   const connectedCount = async () => (await listAccounts(table)).filter((a) => a.status === 'connected').length;
 
   /**
@@ -326,6 +344,8 @@ async function main() {
       control,
       phoneOf: (index) => String(15551000000 + index),
       connectorPid: () => child.pid,
+      connectorMetricsUrl: () => metricsUrlOf(child),
+      ...(heapSnapshotDir ? { heapSnapshotDir } : {}),
       delivered,
       baselineRss: baseline,
     };

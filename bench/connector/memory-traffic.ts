@@ -12,6 +12,8 @@
  * 20 messages/s from the contacts to the accounts and samples RSS every 30 s: growth from minute
  * 5 to the end is what a leak would show (from the first sample when the soak is shorter).
  */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import { newCommandId, newMessageId } from '../../core/ids.js';
@@ -43,10 +45,14 @@ export interface TrafficContext {
   phoneOf: (index: number) => string;
   /** The connector process now (it is restarted between steps). */
   connectorPid: () => number;
+  /** Its /metrics URL. */
+  connectorMetricsUrl: () => Promise<string>;
   /** Message ids the webhook receiver got. */
   delivered: { has(messageId: string): boolean };
   /** RSS of the connector with no account. */
   baselineRss: number;
+  /** Where the connector writes a heap snapshot on SIGUSR2 (BENCH_HEAP_SNAPSHOT), taken after the RSS readings. */
+  heapSnapshotDir?: string;
 }
 
 const contactPhones = Array.from({ length: CONTACTS }, (_, c) => String(CONTACT_BASE + c));
@@ -111,6 +117,15 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
   const rss = rssOf(ctx.connectorPid());
   await sleep(LONG_SETTLE_MS - SETTLE_MS);
   const settledRss = rssOf(ctx.connectorPid());
+  const memory = await memoryByKind(await ctx.connectorMetricsUrl());
+  const perAccount = (bytes: number) => `${(bytes / MB).toFixed(1)} MB (${(bytes / accounts / MB).toFixed(2)} per account)`;
+  console.log(
+    `${accounts} accounts, where the RSS goes after 60 s: V8 heap reserved ${perAccount(memory.heap_total ?? 0)}, ` +
+      `in use ${perAccount(memory.heap_used ?? 0)} (live data and garbage not collected yet), ` +
+      `outside it (Buffers and the like) ${perAccount(memory.external ?? 0)}; the rest of the RSS is code, stacks and the allocator's`,
+  );
+  if (ctx.heapSnapshotDir)
+    console.log(`${accounts} accounts: heap snapshot ${await heapSnapshot(ctx.connectorPid(), ctx.heapSnapshotDir)}`);
   return (
     `${String(accounts).padStart(4)} accounts, each after ${CONTACTS} contacts (${pairs.length} in, ${pairs.length} out` +
     `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s) and in ${GROUPS_PER_ACCOUNT} groups ` +
@@ -119,6 +134,41 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
     `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account ${SETTLE_MS / 1000} s after the traffic; ` +
     `${(settledRss / MB).toFixed(1)} MB, ${((settledRss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account after ${LONG_SETTLE_MS / 1000} s`
   );
+}
+
+/** The connector's `wa_memory_bytes` gauge (process.memoryUsage) by kind. */
+async function memoryByKind(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  return Object.fromEntries(
+    [...text.matchAll(/^wa_memory_bytes\{kind="(\w+)"\} (\d+)$/gm)].map(([, kind, bytes]) => [kind, Number(bytes)]),
+  );
+}
+
+/** Signals the connector to write a heap snapshot (it runs with --heapsnapshot-signal) and answers its path once written. */
+async function heapSnapshot(pid: number, dir: string): Promise<string> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  const file = await waitFor(
+    'the heap snapshot',
+    () => readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name)),
+    {
+      timeoutMs: 600_000,
+      intervalMs: 500,
+    },
+  );
+  // Written in chunks: done when its size holds still for a few seconds.
+  let size = -1;
+  await waitFor(
+    'the heap snapshot to be complete',
+    () => {
+      const now = statSync(join(dir, file)).size;
+      const still = now === size && now > 0;
+      size = now;
+      return still;
+    },
+    { timeoutMs: 600_000, intervalMs: 3_000 },
+  );
+  return join(dir, file);
 }
 
 /** Steady inbound traffic at `rate` messages/s for `minutes`; answers the RSS samples and the growth. */

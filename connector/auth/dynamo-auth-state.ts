@@ -48,8 +48,30 @@ export interface DynamoAuthState {
   saveCreds(): Promise<void>;
   /** Resolves when every creds write queued so far is stored. */
   flush(): Promise<void>;
-  /** Deletes creds and every key (logout): the next socket starts with a fresh QR. */
+  /**
+   * Ends this process's writing to the collection (a stop, a hand-over, a lost lease): the creds
+   * as they stand are written once more (unless `saveCreds: false`), then no write is accepted
+   * (a key write Baileys still makes throws, a creds write is skipped), and it resolves once
+   * the writes already started are stored. The account's lease goes only after it: the next
+   * owner then reads everything written here, and nothing written here lands after its own.
+   */
+  close(options?: { saveCreds?: boolean }): Promise<void>;
+  /** Deletes creds and every key (logout), closed first: the next socket starts with a fresh QR. */
   clear(): Promise<void>;
+}
+
+/** A key write refused because this process no longer writes the collection (see `close`). */
+export class AuthStateClosedError extends Error {
+  constructor(collectionName: string) {
+    super(`auth state ${collectionName} is closed: the account runs elsewhere now`);
+    this.name = 'AuthStateClosedError';
+  }
+}
+
+/** Whether writes are still accepted, and the key writes started and not yet stored. */
+interface WriteGate {
+  open: boolean;
+  inFlight: Set<Promise<void>>;
 }
 
 const serialize = (value: unknown) => JSON.stringify(value, BufferJSON.replacer);
@@ -93,7 +115,7 @@ const SIGNAL_KEY_CACHE_TTL_MS = 5 * 60_000;
 
 const signalKeyCache = (): CacheStore => boundedCacheStore('signal-keys', SIGNAL_KEY_CACHE_LIMIT, SIGNAL_KEY_CACHE_TTL_MS);
 
-function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
+function keyStoreFor(table: Table, collectionName: string, gate: WriteGate): SignalKeyStore {
   const writer = signalKeyWriterFor(table);
   // Baileys' cache in front of this store keeps found keys only, and looks up some absent ones
   // (such as sessions or mappings not made yet) on every message. This process is the only
@@ -130,9 +152,15 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
         }
       }
       if (writes.length === 0) return;
+      // A Baileys transaction that was under way when the session closed commits after it: its
+      // keys would land over the next owner's. It fails instead (its message was not receipted,
+      // so WhatsApp delivers it again there).
+      if (!gate.open) throw new AuthStateClosedError(collectionName);
       writesStarted += 1;
       for (const w of writes) knownAbsent.delete(absentKey(w.type, w.id));
-      await writer.add({ collectionName, writes });
+      const write = writer.add({ collectionName, writes });
+      gate.inFlight.add(write);
+      await write.finally(() => gate.inFlight.delete(write));
       for (const w of writes) if (w.value === null) knownAbsent.set(absentKey(w.type, w.id), true);
     },
   };
@@ -141,17 +169,38 @@ function keyStoreFor(table: Table, collectionName: string): SignalKeyStore {
 export async function loadDynamoAuthState(table: Table, collectionName: string, logger: Logger): Promise<DynamoAuthState> {
   const storedCreds = await readCreds(table, collectionName);
   const creds: AuthenticationCreds = storedCreds ? (deserialize(storedCreds) as AuthenticationCreds) : initAuthCreds();
+  const gate: WriteGate = { open: true, inFlight: new Set() };
   const state: AuthenticationState = {
     creds,
-    keys: makeCacheableSignalKeyStore(keyStoreFor(table, collectionName), logger, signalKeyCache()),
+    keys: makeCacheableSignalKeyStore(keyStoreFor(table, collectionName, gate), logger, signalKeyCache()),
   };
 
   const writes = new SerialQueue();
   // `flush()` reports the last write's failure, as the write itself does to its caller.
   let lastWrite: Promise<void> = Promise.resolve();
+  /** The creds as last stored, serialized (a final save is skipped when they did not change). */
+  let stored = storedCreds;
   const saveCreds = () => {
-    lastWrite = writes.run(() => writeCreds(table, collectionName, serialize(state.creds)));
+    if (!gate.open) {
+      logger.warn('creds changed after the session closed: not written (the next owner of the account keeps its own)');
+      return Promise.resolve();
+    }
+    lastWrite = writes.run(async () => {
+      const text = serialize(state.creds);
+      await writeCreds(table, collectionName, text);
+      stored = text;
+    });
     return lastWrite;
+  };
+  /** Closes the gate (nothing written from now on) and resolves once what was started is stored. */
+  const shut = async (finalCreds: boolean) => {
+    // The events Baileys emits while its socket closes come after the dispatcher detached: the
+    // creds it changed meanwhile (a pre-key generated for a retry) are saved from memory here.
+    if (gate.open && finalCreds && serialize(state.creds) !== stored) saveCreds();
+    gate.open = false;
+    await Promise.allSettled([...gate.inFlight]);
+    await writes.drained();
+    await lastWrite;
   };
 
   return {
@@ -159,8 +208,9 @@ export async function loadDynamoAuthState(table: Table, collectionName: string, 
     isLinked: () => Boolean(state.creds.me?.id),
     saveCreds,
     flush: () => lastWrite,
+    close: (options = {}) => shut(options.saveCreds ?? true),
     async clear() {
-      await writes.drained();
+      await shut(false).catch(() => undefined);
       await clearAuthState(table, collectionName);
     },
   };

@@ -68,6 +68,21 @@ export class ConnectorMetrics {
     gauge('wa_shards_owned', 'Shards this connector holds', () => sources.shardsOwned());
     gauge('wa_webhook_backlog', 'Webhook events waiting (approximate, whole queue)', () => this.webhookBacklog());
     gauge('wa_resident_memory_bytes', 'Resident set size of the process', () => process.memoryUsage().rss);
+    // Where the RSS goes: the V8 heap as reserved and as used (live data plus garbage not collected
+    // yet), and the memory of Buffers and other objects held outside it.
+    new Gauge({
+      name: 'wa_memory_bytes',
+      help: 'Memory of the process by kind: heap_total, heap_used, external, array_buffers (process.memoryUsage)',
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        const usage = process.memoryUsage();
+        this.set({ kind: 'heap_total' }, usage.heapTotal);
+        this.set({ kind: 'heap_used' }, usage.heapUsed);
+        this.set({ kind: 'external' }, usage.external);
+        this.set({ kind: 'array_buffers' }, usage.arrayBuffers);
+      },
+    });
     // Every BoundedCache of the process by name (core/bounded-cache.ts): what it holds, its bound
     // (the sum over its instances, e.g. one per account) and how many instances there are.
     const cacheGauge = (name: string, help: string, read: (size: CacheSize) => number) =>

@@ -198,14 +198,16 @@ export class AccountSession {
   /**
    * Closes the socket without logging out; the auth state stays. `final` is written when given
    * (disconnect: `not_started`, `stopped`); when omitted (lease lost) nothing is written,
-   * because the status then belongs to whoever runs the account next.
+   * because the status then belongs to whoever runs the account next. `leaseLost`: the creds are
+   * not written a last time either, for the same reason.
    */
-  async stop(final?: FinalStatus): Promise<void> {
+  async stop(final?: FinalStatus, { leaseLost = false }: { leaseLost?: boolean } = {}): Promise<void> {
     await this.move('stopped');
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
     await this.closeSocket();
-    await this.auth?.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+    // Before the caller releases the lease: what this session wrote is stored, and it writes no more.
+    await this.auth?.close({ saveCreds: !leaseLost }).catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
     if (final) await this.move('stopped', final);
     await this.statusWrites.drained();
   }
@@ -224,6 +226,8 @@ export class AccountSession {
       if (result === 'timed_out') this.log.warn('logout timed out');
     }
     await this.closeSocket();
+    // The account's data is deleted next: a key write landing after it would leave keys behind.
+    await this.auth?.close({ saveCreds: false }).catch(() => undefined);
     await this.statusWrites.drained();
   }
 

@@ -307,7 +307,7 @@ export class SessionRegistry {
     this.lastRenewed.delete(accountId);
     const final = typeof removal.final === 'function' ? removal.final(session) : removal.final;
     if (removal.close === 'logout') await session.logoutAndStop();
-    else if (removal.close === 'stop') await session.stop(final);
+    else if (removal.close === 'stop') await session.stop(final, { leaseLost: !removal.release });
     if (removal.release) await this.deps.ownership.release(accountId);
     return true;
   }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BufferJSON, proto } from '@whiskeysockets/baileys';
 import { cacheSizes } from '../../core/bounded-cache.js';
-import { readCreds, writeSignalKeys } from '../../core/store/auth-state.js';
-import { loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
+import { readCreds, readSignalKeys, writeSignalKeys } from '../../core/store/auth-state.js';
+import { AuthStateClosedError, loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 describe('Baileys auth state in DynamoDB', () => {
@@ -55,6 +55,44 @@ describe('Baileys auth state in DynamoDB', () => {
     expect(await readCreds(t.table, 'auth_clear')).toBeUndefined();
     const afterClear = await loadDynamoAuthState(t.table, 'auth_clear', silentLogger);
     expect((await afterClear.state.keys.get('session', ['bob.0']))['bob.0']).toBeUndefined();
+  });
+
+  it('close(): resolves once the key writes under way are stored, and refuses any after it', async () => {
+    const auth = await loadDynamoAuthState(t.table, 'auth_closing', silentLogger);
+    // Under way when the session closes: not awaited by whoever closes.
+    const inFlight = auth.state.keys.set({ session: { 'carol.0': new Uint8Array([7]) } });
+    // Past Baileys' in-memory cache (its promises settle before the next turn), on its way to the table.
+    await new Promise((resolve) => setImmediate(resolve));
+    await auth.close({ saveCreds: false });
+    expect(await readSignalKeys(t.table, 'auth_closing', 'session', ['carol.0'])).toHaveProperty(['carol.0']);
+    await inFlight;
+
+    // A Baileys transaction committing after the close: refused, so it cannot land over the next owner's keys.
+    await expect(auth.state.keys.set({ session: { 'carol.0': new Uint8Array([8]) }, 'pre-key': { '9': null } })).rejects.toThrow(
+      AuthStateClosedError,
+    );
+    const stored = await readSignalKeys(t.table, 'auth_closing', 'session', ['carol.0']);
+    expect(JSON.parse(stored['carol.0']!, BufferJSON.reviver)).toEqual(Buffer.from([7]));
+  });
+
+  it('close() saves the creds as they stand in memory; a save after it writes nothing', async () => {
+    const auth = await loadDynamoAuthState(t.table, 'auth_closing_creds', silentLogger);
+    // Changed in memory without a save, as by a creds.update Baileys emits after the dispatcher detached.
+    auth.state.creds.me = { id: '15550002222:4@s.whatsapp.net' };
+    await auth.close();
+    expect(JSON.parse((await readCreds(t.table, 'auth_closing_creds'))!).me.id).toBe('15550002222:4@s.whatsapp.net');
+    auth.state.creds.me = { id: '15550003333:5@s.whatsapp.net' };
+    await auth.saveCreds();
+    expect(JSON.parse((await readCreds(t.table, 'auth_closing_creds'))!).me.id).toBe('15550002222:4@s.whatsapp.net');
+  });
+
+  it('close({ saveCreds: false }) (lease lost, account deleted) leaves the stored creds alone', async () => {
+    const auth = await loadDynamoAuthState(t.table, 'auth_lost', silentLogger);
+    auth.state.creds.me = { id: '15550004444:6@s.whatsapp.net' };
+    await auth.saveCreds();
+    auth.state.creds.me = { id: '15550005555:7@s.whatsapp.net' };
+    await auth.close({ saveCreds: false });
+    expect(JSON.parse((await readCreds(t.table, 'auth_lost'))!).me.id).toBe('15550004444:6@s.whatsapp.net');
   });
 
   it('many keys at once (more than one batch) are all stored', async () => {

@@ -20,7 +20,7 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     await stack?.stop();
   });
 
-  it('serves the shards it holds, its accounts by status, the webhook backlog and RSS at /metrics', async () => {
+  it('serves the shards it holds, its accounts by status, the webhook backlog, RSS and the memory by kind at /metrics', async () => {
     expect(connector.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const response = await fetch(connector.metricsUrl!);
     expect(response.status).toBe(200);
@@ -30,6 +30,10 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     expect(text).toMatch(/^wa_accounts_reconnecting 0$/m);
     expect(text).toMatch(/^wa_webhook_backlog 0$/m);
     expect(text).toMatch(/^wa_resident_memory_bytes [1-9]\d*$/m);
+    const memory = (kind: string) => Number(new RegExp(`^wa_memory_bytes\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    expect(memory('heap_used')).toBeGreaterThan(0);
+    expect(memory('heap_total')).toBeGreaterThanOrEqual(memory('heap_used'));
+    expect(memory('external')).toBeGreaterThanOrEqual(memory('array_buffers'));
     expect(text).toContain('# TYPE wa_send_duration_seconds histogram');
     expect((await fetch(connector.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
   });
