@@ -55,7 +55,7 @@ import { bundledEmptyConnectorRss, formatMb } from './connector/baseline.js';
 import { measureBaileysFloor } from './connector/floor.js';
 import { measureGroupFanout } from './connector/group-fanout.js';
 import { linkAccounts } from './connector/link.js';
-import { cpuSecondsOf, inBatches, MB, percentile, rssOf, sleep } from './connector/measure.js';
+import { cpuSecondsOf, heapSnapshot, inBatches, MB, memoryByKind, percentile, rssOf, sleep } from './connector/measure.js';
 import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector, type ChildConnector } from '../test/e2e/support/child-connector.js';
@@ -224,7 +224,12 @@ async function main() {
     await child.waitForLine('the connector to start', (l) => l.msg === 'connector started');
     await sleep(SETTLE_MS);
     const baseline = rssOf(child.pid);
-    console.log(`connector idle, 0 accounts: RSS ${(baseline / MB).toFixed(1)} MB`);
+    const baselineMemory = await memoryByKind(await metricsUrlOf(child));
+    console.log(
+      `connector idle, 0 accounts: RSS ${(baseline / MB).toFixed(1)} MB (V8 heap reserved ${formatMb(baselineMemory.heap_total ?? 0)}, ` +
+        `in use ${formatMb(baselineMemory.heap_used ?? 0)})`,
+    );
+    if (heapSnapshotDir) console.log(`connector idle, 0 accounts: heap snapshot ${await heapSnapshot(child.pid, heapSnapshotDir)}`);
     const bundledBaseline = await bundledEmptyConnectorRss({ ...emulators.env, TABLE_NAME: config.TABLE_NAME }, SETTLE_MS);
     console.log(`connector idle, 0 accounts, bundled as in the image: RSS ${formatMb(bundledBaseline)}`);
 

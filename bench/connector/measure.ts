@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { waitFor } from '../../test/support/wait.js';
 
 /** Measuring helpers shared by the benchmarks (bench:connector's steps, bench:scale). */
 export const MB = 1024 * 1024;
@@ -32,4 +34,39 @@ export async function inBatches<T>(items: T[], size: number, work: (item: T) => 
 /** The p-th percentile (0-100) of ascending `sorted` values (nearest rank below); NaN when empty. */
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** The connector's `wa_memory_bytes` gauge (process.memoryUsage) by kind. */
+export async function memoryByKind(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  return Object.fromEntries(
+    [...text.matchAll(/^wa_memory_bytes\{kind="(\w+)"\} (\d+)$/gm)].map(([, kind, bytes]) => [kind, Number(bytes)]),
+  );
+}
+
+/** Signals the connector to write a heap snapshot (it runs with --heapsnapshot-signal) and answers its path once written. */
+export async function heapSnapshot(pid: number, dir: string): Promise<string> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  const file = await waitFor(
+    'the heap snapshot',
+    () => readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name)),
+    {
+      timeoutMs: 600_000,
+      intervalMs: 500,
+    },
+  );
+  // Written in chunks: done when its size holds still for a few seconds.
+  let size = -1;
+  await waitFor(
+    'the heap snapshot to be complete',
+    () => {
+      const now = statSync(join(dir, file)).size;
+      const still = now === size && now > 0;
+      size = now;
+      return still;
+    },
+    { timeoutMs: 600_000, intervalMs: 3_000 },
+  );
+  return join(dir, file);
 }

@@ -12,8 +12,6 @@
  * 20 messages/s from the contacts to the accounts and samples RSS every 30 s: growth from minute
  * 5 to the end is what a leak would show (from the first sample when the soak is shorter).
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import { newCommandId, newMessageId } from '../../core/ids.js';
@@ -22,7 +20,7 @@ import { findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
 import type { Table } from '../../core/store/table.js';
 import type { SandboxControl } from '../../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../../test/support/wait.js';
-import { inBatches, MB, rssOf, sleep } from './measure.js';
+import { heapSnapshot, inBatches, MB, memoryByKind, rssOf, sleep } from './measure.js';
 import { GROUPS_PER_ACCOUNT, joinGroups } from './traffic-groups.js';
 
 /** Distinct contacts per account (the same phones for every account). */
@@ -134,41 +132,6 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
     `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account ${SETTLE_MS / 1000} s after the traffic; ` +
     `${(settledRss / MB).toFixed(1)} MB, ${((settledRss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account after ${LONG_SETTLE_MS / 1000} s`
   );
-}
-
-/** The connector's `wa_memory_bytes` gauge (process.memoryUsage) by kind. */
-async function memoryByKind(metricsUrl: string): Promise<Record<string, number>> {
-  const text = await (await fetch(metricsUrl)).text();
-  return Object.fromEntries(
-    [...text.matchAll(/^wa_memory_bytes\{kind="(\w+)"\} (\d+)$/gm)].map(([, kind, bytes]) => [kind, Number(bytes)]),
-  );
-}
-
-/** Signals the connector to write a heap snapshot (it runs with --heapsnapshot-signal) and answers its path once written. */
-async function heapSnapshot(pid: number, dir: string): Promise<string> {
-  const before = new Set(readdirSync(dir));
-  process.kill(pid, 'SIGUSR2');
-  const file = await waitFor(
-    'the heap snapshot',
-    () => readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name)),
-    {
-      timeoutMs: 600_000,
-      intervalMs: 500,
-    },
-  );
-  // Written in chunks: done when its size holds still for a few seconds.
-  let size = -1;
-  await waitFor(
-    'the heap snapshot to be complete',
-    () => {
-      const now = statSync(join(dir, file)).size;
-      const still = now === size && now > 0;
-      size = now;
-      return still;
-    },
-    { timeoutMs: 600_000, intervalMs: 3_000 },
-  );
-  return join(dir, file);
 }
 
 /** Steady inbound traffic at `rate` messages/s for `minutes`; answers the RSS samples and the growth. */

@@ -124,7 +124,12 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     expect(outbound.status).toBe('sent');
     await waitFor('the recipient to store it', () => findMessage(gw.table, to.id, messageId));
     // Only the owner's shard queue carried the command: nobody else saw it, nobody handed it back.
+    // Its log line comes through a pipe, after the outbound status the send above waited for.
     const owner = ownerOf(owners, from.id)!;
+    await owner.waitForLine(
+      'the owner to log the command done',
+      (line) => line.commandId === outbound.commandId && line.msg === 'command done',
+    );
     const sawIt = children.filter((child) => child.lines.some((line) => line.commandId === outbound.commandId));
     expect(sawIt.map((child) => child.pid)).toEqual([owner.pid]);
     expect(owner.lines.filter((line) => line.commandId === outbound.commandId && line.msg === 'command done')).toHaveLength(1);
@@ -144,10 +149,10 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
     const { messageId, outbound } = await send;
     expect(outbound.status).toBe('sent');
     await waitFor('the recipient to store it', () => findMessage(gw.table, to.id, messageId));
-    const ran = children.flatMap((child) =>
-      child.lines.filter((line) => line.commandId === outbound.commandId && line.msg === 'command done'),
-    );
-    expect(ran).toHaveLength(1);
+    const ran = () =>
+      children.flatMap((child) => child.lines.filter((line) => line.commandId === outbound.commandId && line.msg === 'command done'));
+    await waitFor('a connector to log the command done', () => ran().length > 0);
+    expect(ran()).toHaveLength(1);
   });
 
   it('a new connector receives its share from the others', async () => {
