@@ -48,4 +48,4 @@ COPY package.json ./
 VOLUME ["/tmp"]
 USER node
 # Baileys keeps an AsyncLocalStorage per socket; on Node 22 this flag keeps their cost O(1) per promise.
-CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "dist/connector/main.mjs"]
+CMD ["node", "--enable-source-maps", "--experimental-async-context-frame", "--expose-gc", "dist/connector/main.mjs"]

@@ -160,6 +160,8 @@ async function main() {
         SDK_CALL_COUNT_FILE: sdkCallFile,
         // Its /metrics tell how much of the RSS is the V8 heap (memory-traffic.ts).
         METRICS_PORT: '0',
+        // IDLE_COLLECT_MS=0 turns the idle collector off, to measure what it gives back.
+        ...(process.env.IDLE_COLLECT_MS !== undefined ? { IDLE_COLLECT_MS: process.env.IDLE_COLLECT_MS } : {}),
         HOST: '127.0.0.1',
       },
       [

@@ -15,6 +15,7 @@ import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import { startShardBalancer } from './ownership/shard-balancer.js';
+import { exposedFullCollection, startIdleCollector } from './idle-collector.js';
 import { accountsPerShard } from './ownership/fair-share.js';
 import { ConnectorMetrics } from './metrics/connector-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
@@ -174,6 +175,17 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   if (metricsServer) logger.info({ url: metricsServer.url }, 'metrics served');
   const stopEmf = config.METRICS_EMF ? startEmfLines(metrics) : undefined;
+  const fullCollection = exposedFullCollection();
+  const idleCollector =
+    config.IDLE_COLLECT_MS > 0 && fullCollection
+      ? startIdleCollector({
+          everyMs: config.IDLE_COLLECT_MS,
+          collect: fullCollection,
+          logger,
+          onCollected: ({ seconds }) => metrics.recordIdleCollection(seconds),
+        })
+      : undefined;
+  if (config.IDLE_COLLECT_MS > 0 && !fullCollection) logger.info('idle heap collection off: node runs without --expose-gc');
   logger.info({ ownerId: ownership.ownerId, shards: ownedShards.size, accounts: registry.accountIds().length }, 'connector started');
 
   let stopping: Promise<void> | undefined;
@@ -194,6 +206,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
         // Webhook events and acks still lingering for a batch go out before the process exits.
         await queues.flush();
         stopEmf?.();
+        await idleCollector?.stop();
         await metricsServer?.close();
         logger.info('connector stopped');
       })();

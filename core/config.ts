@@ -65,6 +65,14 @@ export const configSchema = z.object({
     'How often a connector renews its leases and heartbeat and rebalances shards (well under LEASE_TTL_MS)',
   ),
   OWNERSHIP_SCAN_MS: positiveInt(5_000).describe('How often a connector looks for accounts of its shards that no connector runs'),
+  IDLE_COLLECT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30_000)
+    .describe(
+      'Connector: how often it checks whether it is quiet with much garbage in its V8 heap, and then collects it (`0`: never; needs `--expose-gc`, which its start commands pass)',
+    ),
   METRICS_PORT: optionalPort.describe(
     'Connector: serve Prometheus metrics on this port at `/metrics` (unset: no server; `0`: any free port)',
   ),

@@ -36,12 +36,15 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** The connector's `wa_memory_bytes` gauge (process.memoryUsage) by kind. */
+/** The connector's `wa_memory_bytes` gauge (process.memoryUsage) by kind, and its idle collections (count, seconds in all). */
 export async function memoryByKind(metricsUrl: string): Promise<Record<string, number>> {
   const text = await (await fetch(metricsUrl)).text();
-  return Object.fromEntries(
-    [...text.matchAll(/^wa_memory_bytes\{kind="(\w+)"\} (\d+)$/gm)].map(([, kind, bytes]) => [kind, Number(bytes)]),
-  );
+  const idle = (suffix: string) => Number(new RegExp(`^wa_idle_collection_seconds_${suffix} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return {
+    ...Object.fromEntries([...text.matchAll(/^wa_memory_bytes\{kind="(\w+)"\} (\d+)$/gm)].map(([, kind, bytes]) => [kind, Number(bytes)])),
+    idle_collections: idle('count'),
+    idle_collection_seconds: idle('sum'),
+  };
 }
 
 /** Signals the connector to write a heap snapshot (it runs with --heapsnapshot-signal) and answers its path once written. */

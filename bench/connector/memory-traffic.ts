@@ -120,10 +120,19 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
   console.log(
     `${accounts} accounts, where the RSS goes after 60 s: V8 heap reserved ${perAccount(memory.heap_total ?? 0)}, ` +
       `in use ${perAccount(memory.heap_used ?? 0)} (live data and garbage not collected yet), ` +
-      `outside it (Buffers and the like) ${perAccount(memory.external ?? 0)}; the rest of the RSS is code, stacks and the allocator's`,
+      `outside it (Buffers and the like) ${perAccount(memory.external ?? 0)}; the rest of the RSS is code, stacks and the allocator's. ` +
+      `Idle collections so far: ${memory.idle_collections ?? 0}` +
+      `${memory.idle_collections ? `, ${(((memory.idle_collection_seconds ?? 0) / memory.idle_collections) * 1000).toFixed(0)} ms each on average` : ''}`,
   );
-  if (ctx.heapSnapshotDir)
-    console.log(`${accounts} accounts: heap snapshot ${await heapSnapshot(ctx.connectorPid(), ctx.heapSnapshotDir)}`);
+  if (ctx.heapSnapshotDir) {
+    const file = await heapSnapshot(ctx.connectorPid(), ctx.heapSnapshotDir);
+    // The snapshot begins with a full collection: what V8 then gives back is garbage it had kept.
+    const afterCollection = await memoryByKind(await ctx.connectorMetricsUrl());
+    console.log(
+      `${accounts} accounts: heap snapshot ${file}; after its full collection RSS ${(rssOf(ctx.connectorPid()) / MB).toFixed(1)} MB, ` +
+        `V8 heap reserved ${perAccount(afterCollection.heap_total ?? 0)}, in use ${perAccount(afterCollection.heap_used ?? 0)}`,
+    );
+  }
   return (
     `${String(accounts).padStart(4)} accounts, each after ${CONTACTS} contacts (${pairs.length} in, ${pairs.length} out` +
     `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s) and in ${GROUPS_PER_ACCOUNT} groups ` +

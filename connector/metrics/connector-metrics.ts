@@ -47,6 +47,12 @@ export class ConnectorMetrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20],
     registers: [this.registry],
   });
+  private readonly idleCollections = new Histogram({
+    name: 'wa_idle_collection_seconds',
+    help: 'Full heap collections run while the connector was quiet (connector/idle-collector.ts): the pause each took',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2],
+    registers: [this.registry],
+  });
   private backlog: { at: number; value: number } | undefined;
 
   constructor(private readonly sources: MetricSources) {
@@ -99,6 +105,10 @@ export class ConnectorMetrics {
     cacheGauge('wa_cache_entries', 'Entries held by the bounded caches of a name', (size) => size.entries);
     cacheGauge('wa_cache_max_entries', 'Bound on the entries of the caches of a name', (size) => size.maxEntries);
     cacheGauge('wa_cache_instances', 'Bounded caches alive under a name (e.g. one per account)', (size) => size.instances);
+  }
+
+  recordIdleCollection(seconds: number): void {
+    this.idleCollections.observe(seconds);
   }
 
   /** The bounded caches by name, for the EMF lines (one line per cache). */

@@ -35,6 +35,7 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     expect(memory('heap_total')).toBeGreaterThanOrEqual(memory('heap_used'));
     expect(memory('external')).toBeGreaterThanOrEqual(memory('array_buffers'));
     expect(text).toContain('# TYPE wa_send_duration_seconds histogram');
+    expect(text).toContain('# TYPE wa_idle_collection_seconds histogram');
     expect((await fetch(connector.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
   });
 

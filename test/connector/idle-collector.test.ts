@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { startIdleCollector } from '../../connector/idle-collector.js';
+import { CONNECTOR_NODE_FLAGS } from '../../connector/node-flags.js';
+import { silentLogger } from '../support/test-stack.js';
+import { waitFor } from '../support/wait.js';
+
+const MB = 1024 * 1024;
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The idle collector (connector/idle-collector.ts): its policy with the heap and the event loop
+ * given by the test, then the real thing in a process started with the connector's Node flags.
+ */
+describe('idle collector', () => {
+  function policy(heap: { used: number }, busy: { share: number }) {
+    const collected: number[] = [];
+    const collector = startIdleCollector({
+      everyMs: 10,
+      minSpacingMs: 0,
+      logger: silentLogger,
+      heapUsed: () => heap.used,
+      busyShare: () => busy.share,
+      async collect() {
+        collected.push(heap.used);
+        heap.used = 100 * MB;
+      },
+    });
+    return { collector, collected };
+  }
+
+  it('collects at the first quiet check, then when the heap grew past 1.5x what that left plus 32 MB, and not again until it grows again', async () => {
+    const heap = { used: 300 * MB };
+    const { collector, collected } = policy(heap, { share: 0.05 });
+    await waitFor('the first collection', () => collected.length === 1);
+    expect(heap.used).toBe(100 * MB);
+    heap.used = 180 * MB; // 1.5 x 100 + 32 = 182: not yet
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(collected).toEqual([300 * MB]);
+    heap.used = 190 * MB;
+    await waitFor('a second collection', () => collected.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(collected).toEqual([300 * MB, 190 * MB]);
+    expect(collector.collections).toBe(2);
+    await collector.stop();
+  });
+
+  it('leaves a busy process to V8: nothing collected while the event loop is busy 10% of the time or more', async () => {
+    const heap = { used: 500 * MB };
+    const busy = { share: 0.1 };
+    const { collector, collected } = policy(heap, busy);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(collected).toEqual([]);
+    busy.share = 0.05;
+    await waitFor('a collection once quiet', () => collected.length === 1);
+    await collector.stop();
+  });
+
+  it('collects at most once per spacing, however much garbage comes back', async () => {
+    const heap = { used: 300 * MB };
+    const collected: number[] = [];
+    const collector = startIdleCollector({
+      everyMs: 10,
+      minSpacingMs: 60_000,
+      logger: silentLogger,
+      heapUsed: () => heap.used,
+      busyShare: () => 0,
+      async collect() {
+        collected.push(heap.used);
+        heap.used = 100 * MB;
+      },
+    });
+    await waitFor('the first collection', () => collected.length === 1);
+    heap.used = 900 * MB;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(collected).toEqual([300 * MB]);
+    await collector.stop();
+  });
+
+  it("in a process with the connector's flags: V8's garbage is collected once the loop is quiet", async () => {
+    // 200 MB of garbage, then idle: the collector (every 200 ms) gives it back.
+    const script = `
+      import { exposedFullCollection, startIdleCollector } from './connector/idle-collector.ts';
+      import { pino } from 'pino';
+      const collector = startIdleCollector({ everyMs: 200, logger: pino({ level: 'silent' }), collect: exposedFullCollection() });
+      let keep = [];
+      for (let i = 0; i < 200; i++) keep.push(new Array(128 * 1024).fill(i));
+      keep = undefined;
+      const before = process.memoryUsage().heapUsed;
+      while (collector.collections === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await collector.stop();
+      console.log(JSON.stringify({ before, after: process.memoryUsage().heapUsed }));
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [...CONNECTOR_NODE_FLAGS, '--import', 'tsx', '--input-type=module', '--eval', script],
+      { cwd: repoRoot, timeout: 60_000 },
+    );
+    const { before, after } = JSON.parse(stdout) as { before: number; after: number };
+    expect(before).toBeGreaterThan(150 * MB);
+    expect(after).toBeLessThan(before / 3);
+  });
+});
