@@ -15,11 +15,11 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
  * given by the test, then the real thing in a process started with the connector's Node flags.
  */
 describe('idle collector', () => {
-  function policy(heap: { used: number }, busy: { share: number }) {
+  function policy(heap: { used: number }, busy: { share: number }, minSpacingMs = 0) {
     const collected: number[] = [];
     const collector = startIdleCollector({
       everyMs: 10,
-      minSpacingMs: 0,
+      minSpacingMs,
       logger: silentLogger,
       heapUsed: () => heap.used,
       busyShare: () => busy.share,
@@ -60,18 +60,7 @@ describe('idle collector', () => {
 
   it('collects at most once per spacing, however much garbage comes back', async () => {
     const heap = { used: 300 * MB };
-    const collected: number[] = [];
-    const collector = startIdleCollector({
-      everyMs: 10,
-      minSpacingMs: 60_000,
-      logger: silentLogger,
-      heapUsed: () => heap.used,
-      busyShare: () => 0,
-      async collect() {
-        collected.push(heap.used);
-        heap.used = 100 * MB;
-      },
-    });
+    const { collector, collected } = policy(heap, { share: 0 }, 60_000);
     await waitFor('the first collection', () => collected.length === 1);
     heap.used = 900 * MB;
     await new Promise((resolve) => setTimeout(resolve, 100));
