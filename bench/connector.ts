@@ -149,7 +149,21 @@ async function main() {
       return {};
     }
   };
-  const spawnOne = () =>
+  /**
+   * The /metrics URL of each connector process, read from its log as it starts: the harness
+   * keeps only its recent lines, and a long step pushes the start-up lines out.
+   */
+  const metricsUrls = new WeakMap<ChildConnector, Promise<string>>();
+  const metricsUrlOf = (connector: ChildConnector) => metricsUrls.get(connector) ?? Promise.reject(new Error('no connector metrics URL'));
+  const spawnOne = () => {
+    const spawned = spawnConnectorProcess();
+    const url = spawned.waitForLine('the metrics server', (line) => line.msg === 'metrics served').then((line) => String(line.url));
+    // Awaited only by the memory steps; a connector stopped before it served its metrics is not an error.
+    url.catch(() => undefined);
+    metricsUrls.set(spawned, url);
+    return spawned;
+  };
+  const spawnConnectorProcess = () =>
     spawnConnector(
       {
         ...emulators.env,
@@ -175,16 +189,6 @@ async function main() {
       { keepLines: 10_000 },
     );
   let child = spawnOne();
-  /** The /metrics URL of the connector process now, read from its log once. */
-  const metricsUrls = new WeakMap<ChildConnector, Promise<string>>();
-  const metricsUrlOf = (connector: ChildConnector) => {
-    let url = metricsUrls.get(connector);
-    if (!url) {
-      url = connector.waitForLine('the metrics server', (line) => line.msg === 'metrics served').then((line) => String(line.url));
-      metricsUrls.set(connector, url);
-    }
-    return url;
-  };
   const connectedCount = async () => (await listAccounts(table)).filter((a) => a.status === 'connected').length;
 
   /**
