@@ -199,7 +199,7 @@ export async function loadDynamoAuthState(table: Table, collectionName: string, 
     if (gate.open && finalCreds && serialize(state.creds) !== stored) saveCreds();
     gate.open = false;
     await Promise.allSettled([...gate.inFlight]);
-    await writes.drained();
+    // Creds writes run one after another: the last one queued settles after every earlier one.
     await lastWrite;
   };
 
