@@ -45,7 +45,14 @@ function describe(core: SandboxCore, account: Account) {
     pushName: account.pushName,
     jid: pnJid(account.phone),
     lid: lidJid(account.lid),
-    devices: [...account.devices.values()].map((d) => ({ device: d.device, jid: pnJid(account.phone, d.device), platform: d.platform })),
+    // `unreceipted`: messages written to the device that it has not receipted or acked yet (a
+    // kick now would bring them to it again).
+    devices: [...account.devices.values()].map((d) => ({
+      device: d.device,
+      jid: pnJid(account.phone, d.device),
+      platform: d.platform,
+      unreceipted: d.unreceipted.size,
+    })),
     // Group metadata queries the account's devices asked since the sandbox started (not persisted).
     groupMetadataQueries: core.network.groups.metadataQueriesOf(account.phone),
   };

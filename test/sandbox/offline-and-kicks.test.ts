@@ -23,7 +23,16 @@ describe('sandbox: offline delivery and kicks', () => {
     };
   };
   const linkedDevices = async (sandbox: RunningSandbox, phone: string) =>
-    ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`)).json()) as { devices: unknown[] }).devices;
+    ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`)).json()) as { devices: Array<{ unreceipted: number }> })
+      .devices;
+  /**
+   * A client emits a message before its receipt has reached the network: kicked meanwhile, it
+   * would get the message again (and Baileys logs the second decryption as an error).
+   */
+  const receiptsArrived = (sandbox: RunningSandbox, phone: string) =>
+    waitFor('the receipts of the messages delivered so far', async () =>
+      (await linkedDevices(sandbox, phone)).every((device) => device.unreceipted === 0),
+    );
 
   it('queues a message for an offline device and delivers it on reconnect with offline="1"', async ({ linked: { alice, bob } }) => {
     await bob.stop();
@@ -41,6 +50,7 @@ describe('sandbox: offline delivery and kicks', () => {
     ['conflict', DisconnectReason.connectionReplaced],
     ['end', DisconnectReason.connectionClosed],
   ])('kick %s closes the client with %i and it reconnects', async ([kind, code], { linked: { sandbox, alice, bob } }) => {
+    await receiptsArrived(sandbox, '15550004001');
     const opens = alice.openCount;
     const closes = alice.closeCodes.length;
     expect((await kick(sandbox, '15550004001', 1, kind)).kicked).toBe(true);
@@ -52,6 +62,7 @@ describe('sandbox: offline delivery and kicks', () => {
   });
 
   it('kick logout closes with 401, the device is unlinked and the client does not reconnect', async ({ linked: { sandbox, bob } }) => {
+    await receiptsArrived(sandbox, '15550004002');
     const opens = bob.openCount;
     const closes = bob.closeCodes.length;
     expect(await kick(sandbox, '15550004002', 1, 'logout')).toMatchObject({ kicked: true, unlinked: true });
