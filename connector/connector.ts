@@ -117,6 +117,11 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     },
   });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
+  // Served before the accounts resume: resuming a thousand takes minutes, and that is when the
+  // sessions' statuses and the process's memory are worth watching.
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
+  if (metricsServer) logger.info({ url: metricsServer.url }, 'metrics served');
 
   await registry.begin();
   const sendDeps = {
@@ -171,9 +176,6 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   });
 
   const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
-  const metricsServer =
-    config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
-  if (metricsServer) logger.info({ url: metricsServer.url }, 'metrics served');
   const stopEmf = config.METRICS_EMF ? startEmfLines(metrics) : undefined;
   const fullCollection = exposedFullCollection();
   const idleCollector =
