@@ -3,9 +3,14 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from './config.js';
+import { MARSHALL_OPTIONS } from './store/attributes.js';
 
 export interface AwsClients {
   dynamo: DynamoDBDocumentClient;
+  /**
+   * The same table without the document layer, its middleware built once per command
+   * (`cacheMiddleware`): the inbound path's requests go through it (core/store/attributes.ts).
+   */
   dynamoRaw: DynamoDBClient;
   sqs: SQSClient;
   s3: S3Client;
@@ -27,15 +32,18 @@ export function createClients(config: Config): AwsClients {
   const sqsEndpoint = endpointFor(config.AWS_ENDPOINT_URL_SQS);
   const s3Endpoint = endpointFor(config.AWS_ENDPOINT_URL_S3);
 
-  const dynamoRaw = new DynamoDBClient({ ...common, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) });
-  const dynamo = DynamoDBDocumentClient.from(dynamoRaw, {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  const dynamoConfig = { ...common, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) };
+  // lib-dynamodb refuses a client with cacheMiddleware, so the document client has its own:
+  // without the cache each call resolves its middleware stack again (about half of the SDK's
+  // CPU per PutItem measured in docs/benchmarks.md).
+  const documentBase = new DynamoDBClient(dynamoConfig);
+  // A copy: lib-dynamodb writes its own defaults into the options object it is given.
+  const dynamo = DynamoDBDocumentClient.from(documentBase, { marshallOptions: { ...MARSHALL_OPTIONS } });
+  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig, cacheMiddleware: true });
   // Emulators answer with queue URLs on hosts like sqs.us-east-1.localhost: keep requests on
   // the configured endpoint instead of following them.
   // cacheMiddleware: the middleware chain of each command is built once, not on every request
-  // (the SQS calls are on the inbound path: event sends, receives, acks). lib-dynamodb refuses
-  // it, so the DynamoDB clients resolve theirs per call.
+  // (the SQS calls are on the inbound path: event sends, receives, acks).
   const sqs = new SQSClient({
     ...common,
     cacheMiddleware: true,
@@ -57,15 +65,20 @@ export function createClients(config: Config): AwsClients {
   // The SDK's logger middleware copies every input and output through its schema's log filter
   // on each call even with no logger configured (it calls the no-op logger with them): ~3% of
   // the connector's CPU on the inbound path. Nothing here gives the SDK a logger.
-  for (const client of [dynamoRaw, sqs, s3]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  for (const client of [documentBase, dynamoRaw, sqs, s3]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  documentBases.set(dynamo, documentBase);
   return { dynamo, dynamoRaw, sqs, s3 };
 }
 
 /** The name @aws-sdk/core registers its logger middleware under (getLoggerPlugin). */
 const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 
+/** The DynamoDB client under each document client (its destroy() leaves that one open). */
+const documentBases = new WeakMap<DynamoDBDocumentClient, DynamoDBClient>();
+
 export function destroyClients(clients: AwsClients): void {
   clients.dynamo.destroy();
+  documentBases.get(clients.dynamo)?.destroy();
   clients.dynamoRaw.destroy();
   clients.sqs.destroy();
   clients.s3.destroy();

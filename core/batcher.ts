@@ -6,9 +6,10 @@
  *   const sends = createBatcher({ maxBatch: 10, lingerMs: 5, maxInFlight: 4, send });
  *   await sends.add(item);   // resolves when the request carrying `item` succeeded for it
  *
- * A batch leaves when it is full, when its first item has waited `lingerMs`, or, while
- * `maxInFlight` requests are already out, as soon as one of them comes back (the items that
- * queued meanwhile go together: the busier, the bigger the batches).
+ * A batch leaves when it is full, when an item has waited its linger, or, while `maxInFlight`
+ * requests are already out, as soon as one of them comes back (the items that queued meanwhile
+ * go together: the busier, the bigger the batches). An item may bring its own linger: one that
+ * is in no hurry (a deletion) waits long, and rides along whenever a more pressing one leaves.
  */
 export interface BatcherOptions<T, R> {
   maxBatch: number;
@@ -21,7 +22,8 @@ export interface BatcherOptions<T, R> {
 }
 
 export interface Batcher<T, R> {
-  add(item: T): Promise<R>;
+  /** `lingerMs`: this item's own wait for company (the batcher's by default). */
+  add(item: T, lingerMs?: number): Promise<R>;
   /** Sends everything queued now and resolves when no request is out (shutdown). */
   flush(): Promise<void>;
 }
@@ -36,6 +38,8 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
   const queued: Waiting<T, R>[] = [];
   const inFlight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | undefined;
+  /** When the timer fires (epoch ms): an item due sooner moves it earlier. */
+  let timerDue = 0;
 
   function dispatch(): void {
     if (timer) clearTimeout(timer);
@@ -66,11 +70,15 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
   }
 
   return {
-    add(item) {
+    add(item, lingerMs = options.lingerMs) {
       return new Promise<R>((resolve, reject) => {
         queued.push({ item, resolve, reject });
-        if (queued.length >= options.maxBatch || options.lingerMs <= 0) dispatch();
-        else timer ??= setTimeout(dispatch, options.lingerMs);
+        if (queued.length >= options.maxBatch || lingerMs <= 0) return dispatch();
+        const due = Date.now() + lingerMs;
+        if (timer && timerDue <= due) return;
+        if (timer) clearTimeout(timer);
+        timerDue = due;
+        timer = setTimeout(dispatch, lingerMs);
       });
     },
     async flush() {

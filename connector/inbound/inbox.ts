@@ -1,9 +1,8 @@
-import { createBatcher, type Batcher } from '../../core/batcher.js';
 import type { Logger } from '../../core/logger.js';
 import type { InboxRecord } from '../../core/schemas/inbox.js';
-import { batchWrite, BATCH_WRITE_LIMIT, type WriteRequest } from '../../core/store/batch.js';
 import { deleteInboxRequest, INBOX_TTL_SECONDS, listInboxRecords, putInboxRequest } from '../../core/store/inbox.js';
 import type { Table } from '../../core/store/table.js';
+import { tableWrites, type TableWrites } from '../../core/store/table-writes.js';
 
 /** What names a record (its key), without the plaintext. */
 type InboxRecordId = Pick<InboxRecord, 'accountId' | 'messageId' | 'part'>;
@@ -24,12 +23,14 @@ export interface DecryptedPart {
  * event enqueued (`settle`). Records whose message this process is not handling are
  * `stranded` and replayed through the pipeline (inbox-replay.ts).
  *
- * The writes and deletes of every account on one table go through one group commit: a request
- * leaves at once when a slot is free, and whatever arrives while requests are out goes in the
- * next one, so a burst costs one BatchWriteItem per up to 25 records, not a round trip each.
+ * The writes and deletes of every account on one table go through one group commit
+ * (table-writes.ts): a record leaves at once when a slot is free, and whatever arrives while
+ * requests are out goes in the next one, so a burst costs one BatchWriteItem per up to 25
+ * records, not a round trip each. A deletion is in no hurry: it waits for the next record (at a
+ * steady rate, the next message's) and leaves in the same request.
  */
 export class Inbox {
-  private readonly writer: Batcher<WriteRequest, void>;
+  private readonly writer: TableWrites;
   /** Message id -> its records written by this process whose upsert has not been handled yet. */
   private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number; stored?: true }>();
   private readonly deletions = new Set<Promise<void>>();
@@ -39,7 +40,7 @@ export class Inbox {
     private readonly accountId: string,
     private readonly log: Logger,
   ) {
-    this.writer = inboxWriterFor(table);
+    this.writer = tableWrites(table);
   }
 
   /** Resolves once the part is stored: only then may its receipt leave. */
@@ -112,7 +113,7 @@ export class Inbox {
   }
 
   async remove(records: InboxRecordId[]): Promise<void> {
-    await Promise.all(records.map((record) => this.writer.add(deleteInboxRequest(record))));
+    await Promise.all(records.map((record) => this.writer.add(deleteInboxRequest(record), DELETION_LINGER_MS)));
   }
 
   /** Resolves when the deletions started so far are done (stop, tests). */
@@ -125,26 +126,8 @@ export class Inbox {
 const MAX_PLAINTEXT_BYTES = 300_000;
 /** An upsert normally follows its decryption within milliseconds. */
 const STRANDED_AFTER_MS = 2 * 60_000;
-const INBOX_WRITES_IN_FLIGHT = 4;
-
-/** One writer per document client and table: shared by every account of this process. */
-const writers = new WeakMap<Table['doc'], Map<string, Batcher<WriteRequest, void>>>();
-
-function inboxWriterFor(table: Table): Batcher<WriteRequest, void> {
-  let byTable = writers.get(table.doc);
-  if (!byTable) writers.set(table.doc, (byTable = new Map()));
-  let writer = byTable.get(table.name);
-  if (!writer) {
-    writer = createBatcher({
-      maxBatch: BATCH_WRITE_LIMIT,
-      lingerMs: 0,
-      maxInFlight: INBOX_WRITES_IN_FLIGHT,
-      async send(requests) {
-        await batchWrite(table, requests);
-        return requests.map(() => undefined);
-      },
-    });
-    byTable.set(table.name, writer);
-  }
-  return writer;
-}
+/**
+ * How long a deletion waits for a record to travel with. A record still there when the account
+ * resumes is only replayed against its stored message, and deleted then.
+ */
+const DELETION_LINGER_MS = 50;

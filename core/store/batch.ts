@@ -1,5 +1,12 @@
-import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetItemCommand,
+  type BatchGetItemCommandOutput,
+  BatchWriteItemCommand,
+  type KeysAndAttributes,
+  type WriteRequest as RawWriteRequest,
+} from '@aws-sdk/client-dynamodb';
 import type { Key } from '../keys.js';
+import { fromAttributes, toAttributes } from './attributes.js';
 import { queryPartition } from './paging.js';
 import type { Table } from './table.js';
 
@@ -22,25 +29,31 @@ const backoff = (attempt: number) =>
 /**
  * Gets many items by key (strongly consistent), retrying what DynamoDB leaves unprocessed.
  * Missing items are absent. `projection` names the attributes to read (all by default).
+ * Through the raw client: the inbound path reads signal keys and new rows' keys this way.
  */
 export async function batchGet(table: Table, keys: Key[], projection?: string): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   for (const chunk of chunks(keys, BATCH_GET_LIMIT)) {
-    let pending: Record<string, unknown>[] = chunk.map((k) => ({ pk: k.pk, sk: k.sk }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
+    let pending: KeysAndAttributes['Keys'] = chunk.map((k) => toAttributes({ pk: k.pk, sk: k.sk }));
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
       if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchGet left ${pending.length} keys unprocessed`);
       if (attempt > 0) await backoff(attempt);
-      const request = { Keys: pending, ConsistentRead: true, ...(projection ? { ProjectionExpression: projection } : {}) };
-      const result = await table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: request } }));
-      found.push(...(result.Responses?.[table.name] ?? []));
-      pending = result.UnprocessedKeys?.[table.name]?.Keys ?? [];
+      const request: KeysAndAttributes = {
+        Keys: pending,
+        ConsistentRead: true,
+        ...(projection ? { ProjectionExpression: projection } : {}),
+      };
+      const result: BatchGetItemCommandOutput = await table.raw.send(new BatchGetItemCommand({ RequestItems: { [table.name]: request } }));
+      for (const item of result.Responses?.[table.name] ?? []) found.push(fromAttributes(item));
+      pending = result.UnprocessedKeys?.[table.name]?.Keys;
     }
   }
   return found;
 }
 
 /**
- * Puts and deletes many items, 25 per request, retrying unprocessed ones. A key may appear once
+ * Puts and deletes many items, 25 per request, retrying unprocessed ones (through the raw
+ * client: write-ahead records, signal keys, new rows and the delivery log go this way). A key may appear once
  * per request, so later requests for the same key win over earlier ones.
  */
 export async function batchWrite(table: Table, requests: WriteRequest[]): Promise<void> {
@@ -49,16 +62,18 @@ export async function batchWrite(table: Table, requests: WriteRequest[]): Promis
     const item = 'put' in request ? request.put : request.delete;
     byKey.set(`${String(item.pk)}\u0000${String(item.sk)}`, request);
   }
-  const all = [...byKey.values()].map((r) =>
-    'put' in r ? { PutRequest: { Item: r.put } } : { DeleteRequest: { Key: { pk: r.delete.pk, sk: r.delete.sk } } },
+  const all: RawWriteRequest[] = [...byKey.values()].map((r) =>
+    'put' in r
+      ? { PutRequest: { Item: toAttributes(r.put) } }
+      : { DeleteRequest: { Key: toAttributes({ pk: r.delete.pk, sk: r.delete.sk }) } },
   );
   for (const chunk of chunks(all, BATCH_WRITE_LIMIT)) {
-    let pending: typeof all = chunk;
+    let pending = chunk;
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt >= MAX_ATTEMPTS) throw new Error(`BatchWrite left ${pending.length} requests unprocessed`);
       if (attempt > 0) await backoff(attempt);
-      const result = await table.doc.send(new BatchWriteCommand({ RequestItems: { [table.name]: pending } }));
-      pending = (result.UnprocessedItems?.[table.name] ?? []) as typeof all;
+      const result = await table.raw.send(new BatchWriteItemCommand({ RequestItems: { [table.name]: pending } }));
+      pending = result.UnprocessedItems?.[table.name] ?? [];
     }
   }
 }

@@ -1,7 +1,9 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
 import { chatGsi1, chatKey, chatsGsi1pk } from '../keys.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
+import { toAttributes } from './attributes.js';
 import { queryGsi1, type Page } from './paging.js';
 import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
 
@@ -41,22 +43,23 @@ export async function recordChatActivity(table: Table, accountId: string, activi
   const increment = typeof activity.unread === 'number' ? activity.unread : activity.unread ? 1 : 0;
   const name = activity.name ?? activity.chatId.split('@')[0] ?? activity.chatId;
   try {
-    await table.doc.send(
-      new UpdateCommand({
+    // Through the raw client: one of these per chat per batch of inbound messages.
+    await table.raw.send(
+      new UpdateItemCommand({
         TableName: table.name,
-        Key: key,
+        Key: toAttributes(key),
         UpdateExpression:
           'SET chatId = :chatId, #name = if_not_exists(#name, :name), lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc',
         ConditionExpression: 'attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t',
         ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: {
+        ExpressionAttributeValues: toAttributes({
           ':chatId': activity.chatId,
           ':name': name,
           ':t': activity.timestamp,
           ':g1pk': gsi.gsi1pk,
           ':g1sk': gsi.gsi1sk,
           ':inc': increment,
-        },
+        }),
       }),
     );
   } catch (error) {

@@ -1,6 +1,8 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
 import type { Key } from '../keys.js';
+import { toAttributes } from './attributes.js';
 import { writeIfCondition, type Table } from './table.js';
 
 /**
@@ -44,18 +46,21 @@ export function takeLease(
   );
 }
 
-/** Extends a lease we hold; false when it is no longer ours (the caller gives up what it covers at once). */
+/**
+ * Extends a lease we hold; false when it is no longer ours (the caller gives up what it covers at
+ * once). Through the raw client: every account's and shard's lease is renewed every few seconds.
+ */
 export function extendLease(table: Table, spot: LeaseSpot, owner: string, ttlMs: number, now: number): Promise<boolean> {
   const until = now + ttlMs;
   return writeIfCondition(
-    table.doc.send(
-      new UpdateCommand({
+    table.raw.send(
+      new UpdateItemCommand({
         TableName: table.name,
-        Key: spot.key,
+        Key: toAttributes(spot.key),
         UpdateExpression: 'SET #until = :until, expiresAt = :ttl',
         ConditionExpression: MINE,
         ExpressionAttributeNames: names(spot),
-        ExpressionAttributeValues: { ':owner': owner, ':until': until, ':ttl': ttlOf(until) },
+        ExpressionAttributeValues: toAttributes({ ':owner': owner, ':until': until, ':ttl': ttlOf(until) }),
       }),
     ),
   );

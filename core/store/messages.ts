@@ -1,7 +1,9 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { messageGsi1, messageKey, messagesGsi1pk } from '../keys.js';
 import { statusesBefore } from '../message-status.js';
 import { messageSchema, type Message, type MessageStatus } from '../schemas/message.js';
+import { toAttributes } from './attributes.js';
 import { queryGsi1, type Page } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, writeIfCondition, type Table } from './table.js';
 import { isConditionalCheckFailed } from '../errors.js';
@@ -56,12 +58,13 @@ export async function putMessage(table: Table, accountId: string, message: Messa
  * Stores a message unless its id is stored already: one conditional write that both stores and
  * tells a redelivery apart. False when the message was there (nothing is changed then).
  */
+/** Through the raw client: on the inbound path, a message that arrives alone is stored this way. */
 export async function putMessageIfAbsent(table: Table, accountId: string, message: Message, marks?: MessageMarks): Promise<boolean> {
   return writeIfCondition(
-    table.doc.send(
-      new PutCommand({
+    table.raw.send(
+      new PutItemCommand({
         TableName: table.name,
-        Item: messageItem(accountId, message, marks),
+        Item: toAttributes(messageItem(accountId, message, marks)),
         ConditionExpression: ITEM_ABSENT,
       }),
     ),

@@ -1,16 +1,19 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsClients } from '../aws.js';
 import type { Config } from '../config.js';
 import { isConditionalCheckFailed } from '../errors.js';
 
-/** What every repository needs: the document client and the table name. */
+/** What every repository needs: the clients and the table name. */
 export interface Table {
   doc: DynamoDBDocumentClient;
+  /** The hot path's client: items in attribute form (attributes.ts), middleware built once. */
+  raw: DynamoDBClient;
   name: string;
 }
 
-export function tableOf(config: Pick<Config, 'TABLE_NAME'>, clients: Pick<AwsClients, 'dynamo'>): Table {
-  return { doc: clients.dynamo, name: config.TABLE_NAME };
+export function tableOf(config: Pick<Config, 'TABLE_NAME'>, clients: Pick<AwsClients, 'dynamo' | 'dynamoRaw'>): Table {
+  return { doc: clients.dynamo, raw: clients.dynamoRaw, name: config.TABLE_NAME };
 }
 
 /** Condition fragments, named once. */

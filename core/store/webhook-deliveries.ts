@@ -1,9 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { createBatcher } from '../batcher.js';
 import { GSI1, type Gsi1Key, type Key } from '../keys.js';
-import { BATCH_WRITE_LIMIT, batchGet, batchWrite } from './batch.js';
+import { batchGet } from './batch.js';
 import type { Table } from './table.js';
+import { tableWrites } from './table-writes.js';
 
 /**
  * The deliveries log: one item per (webhook, event) pair, with where its delivery stands. It
@@ -59,34 +59,30 @@ const logGsi1 = (pair: DeliveryPair, status: DeliveryStatus): Gsi1Key => ({
   gsi1sk: sortKey(pair),
 });
 
-/** Writes log entries in BatchWriteItem requests shared by every delivery under way. */
+/**
+ * Writes log entries in the table's shared BatchWriteItem requests (table-writes.ts): an entry
+ * waits up to `LOG_LINGER_MS` for company, and leaves with whatever else is written meanwhile
+ * (other entries, the write-ahead records of arriving messages).
+ */
 export interface DeliveryLogWriter {
   /** Resolves once the entry is stored (await it when a read will depend on it). */
   record(pair: DeliveryPair, delivery: Delivery, now?: number): Promise<void>;
   flush(): Promise<void>;
 }
 
+const LOG_LINGER_MS = 10;
+
 export function createDeliveryLogWriter(table: Table): DeliveryLogWriter {
-  const writes = createBatcher<Record<string, unknown>, undefined>({
-    maxBatch: BATCH_WRITE_LIMIT,
-    lingerMs: 10,
-    maxInFlight: 4,
-    async send(items) {
-      await batchWrite(
-        table,
-        items.map((item) => ({ put: item })),
-      );
-      return items.map(() => undefined);
-    },
-  });
+  const writes = tableWrites(table);
   return {
     record(pair, delivery, now = Date.now()) {
-      return writes.add({
+      const entry = {
         ...logKey(pair),
         ...logGsi1(pair, delivery.status),
         ...delivery,
         expiresAt: Math.floor(now / 1000) + RETENTION_SECONDS,
-      });
+      };
+      return writes.add({ put: entry }, LOG_LINGER_MS);
     },
     flush: () => writes.flush(),
   };

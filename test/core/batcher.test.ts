@@ -81,4 +81,44 @@ describe('batcher', () => {
     expect(sent).toEqual([1]);
     await added;
   });
+
+  it('an item in no hurry rides along with the next pressing one, or leaves on its own once its linger is up', async () => {
+    const requests: string[][] = [];
+    const batcher = createBatcher<string, void>({
+      maxBatch: 25,
+      lingerMs: 0,
+      maxInFlight: 4,
+      async send(items) {
+        requests.push(items);
+        return items.map(() => undefined);
+      },
+    });
+    const lazy = batcher.add('delete a', 60_000);
+    expect(requests).toEqual([]);
+    await batcher.add('put b');
+    await lazy;
+    expect(requests).toEqual([['delete a', 'put b']]);
+
+    const started = Date.now();
+    await batcher.add('delete c', 30);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    expect(requests).toEqual([['delete a', 'put b'], ['delete c']]);
+  });
+
+  it('a shorter linger moves the pending departure earlier', async () => {
+    const requests: string[][] = [];
+    const batcher = createBatcher<string, void>({
+      maxBatch: 25,
+      lingerMs: 60_000,
+      maxInFlight: 1,
+      async send(items) {
+        requests.push(items);
+        return items.map(() => undefined);
+      },
+    });
+    const slow = batcher.add('slow');
+    await batcher.add('soon', 5);
+    await slow;
+    expect(requests).toEqual([['slow', 'soon']]);
+  });
 });

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { findMessageRecord } from '../../core/store/messages.js';
 import { createNewMessageWriter } from '../../core/store/new-message-writer.js';
-import { tableOf, type Table } from '../../core/store/table.js';
+import { tableOf } from '../../core/store/table.js';
 import type { Message } from '../../core/schemas/message.js';
+import { countedTable } from '../support/counted-table.js';
 import { useTestStack } from '../support/test-stack.js';
 
 const stack = useTestStack();
@@ -17,19 +18,6 @@ const message = (messageId: string, text = 'hi'): Message => ({
   text,
 });
 
-/** Counts the DynamoDB requests the document client sends, by command. */
-function countRequests(table: Table) {
-  const counts = new Map<string, number>();
-  table.doc.middlewareStack.add(
-    (next, context) => (args) => {
-      counts.set(context.commandName ?? '?', (counts.get(context.commandName ?? '?') ?? 0) + 1);
-      return next(args);
-    },
-    { step: 'initialize', name: `requestCounter${Math.random()}` },
-  );
-  return counts;
-}
-
 describe('new message rows, written together (new-message-writer.ts)', () => {
   it('stores absent rows with their marks, leaves a stored row as it was, and answers which it stored', async () => {
     const table = tableOf(stack.stack.config, stack.stack.clients);
@@ -42,9 +30,9 @@ describe('new message rows, written together (new-message-writer.ts)', () => {
   });
 
   it('the same id twice at once is stored once; many rows at once share requests', async () => {
-    const table = tableOf(stack.stack.config, stack.stack.clients);
+    const { table, counts, close } = countedTable(stack.stack.config);
+    onTestFinished(close);
     const writer = createNewMessageWriter(table);
-    const counts = countRequests(table);
     const ids = Array.from({ length: 60 }, (_, i) => `B${i}`);
     const answers = await Promise.all([
       ...ids.map((id, i) => writer.putIfAbsent(`acct-${i % 3}`, message(id))),

@@ -1,12 +1,13 @@
 import { Readable } from 'node:stream';
 import { proto, writeRandomPadMax16 } from '@whiskeysockets/baileys';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { findChat } from '../../../core/store/chats.js';
 import { listInboxRecords } from '../../../core/store/inbox.js';
 import { findMessage, findMessageRecord, putMessageIfAbsent } from '../../../core/store/messages.js';
 import { Inbox } from '../../../connector/inbound/inbox.js';
 import { messageFromInbox, replayInbox } from '../../../connector/inbound/inbox-replay.js';
 import type { InboundContext } from '../../../connector/inbound/pipeline.js';
+import { countedTable } from '../../support/counted-table.js';
 import { silentLogger } from '../../support/test-stack.js';
 import { GROUP, nextId, PEER, SECONDS, SELF_JID, useInboundStack } from './fixtures.js';
 import { webhookEvents } from './webhook-events.js';
@@ -224,5 +225,29 @@ describe('inbound write-ahead log', () => {
     expect(message.message?.senderKeyDistributionMessage?.groupId).toBe(GROUP);
     expect(message.pushName).toBe('Alice');
     expect(Number(message.messageTimestamp)).toBe(SECONDS);
+  });
+
+  it("a settled record's deletion waits for the next record and leaves in the same request", async () => {
+    const { table, counts, close } = countedTable(inbound.stack.config);
+    onTestFinished(close);
+    const accountId = inbound.newAccount();
+    const inbox = new Inbox(table, accountId, silentLogger);
+    const part = (id: string) => ({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: id }) });
+    const [first, second] = [nextId(), nextId()];
+
+    await inbox.record(part(first));
+    expect(counts.get('BatchWriteItemCommand')).toBe(1);
+    inbox.settle(first);
+    await inbox.record(part(second));
+    await inbox.drained();
+    // The second record and the first one's deletion: one request, not two.
+    expect(counts.get('BatchWriteItemCommand')).toBe(2);
+    expect((await listInboxRecords(table, accountId)).map((r) => r.messageId)).toEqual([second]);
+
+    // Alone, a deletion still leaves once its wait is over.
+    inbox.settle(second);
+    await inbox.drained();
+    expect(counts.get('BatchWriteItemCommand')).toBe(3);
+    expect(await listInboxRecords(table, accountId)).toEqual([]);
   });
 });
