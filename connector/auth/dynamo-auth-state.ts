@@ -22,7 +22,7 @@ import {
   writeSignalKeysOfCollections,
   type SignalKeyWrite,
 } from '../../core/store/auth-state.js';
-import type { Table } from '../../core/store/table.js';
+import { perTable, type Table } from '../../core/store/table.js';
 import { boundedCacheStore } from '../session/socket-caches.js';
 
 /**
@@ -81,15 +81,10 @@ type SignalKeyWriter = Batcher<{ collectionName: string; writes: SignalKeyWrite[
 
 /** `keys.set` calls (of any accounts) sent together in one batch write, at most. */
 const KEY_WRITE_CALLERS_PER_REQUEST = 25;
-/** One writer per document client and table: shared by every account of this process. */
-const keyWriters = new WeakMap<Table['doc'], Map<string, SignalKeyWriter>>();
-
-function signalKeyWriterFor(table: Table): SignalKeyWriter {
-  let byTable = keyWriters.get(table.doc);
-  if (!byTable) keyWriters.set(table.doc, (byTable = new Map()));
-  let writer = byTable.get(table.name);
-  if (!writer) {
-    writer = createBatcher({
+/** One writer per table: shared by every account of this process. */
+const signalKeyWriterFor = perTable(
+  (table): SignalKeyWriter =>
+    createBatcher({
       maxBatch: KEY_WRITE_CALLERS_PER_REQUEST,
       lingerMs: 0,
       maxInFlight: 1,
@@ -98,11 +93,8 @@ function signalKeyWriterFor(table: Table): SignalKeyWriter {
         await writeSignalKeysOfCollections(table, calls);
         return calls.map(() => undefined);
       },
-    });
-    byTable.set(table.name, writer);
-  }
-  return writer;
-}
+    }),
+);
 
 /** Absent keys remembered per collection, at most; the least recently asked for go first. */
 const KNOWN_ABSENT_LIMIT = 1_000;

@@ -53,8 +53,8 @@ export async function batchGet(table: Table, keys: Key[], projection?: string): 
 
 /**
  * Puts and deletes many items, 25 per request, retrying unprocessed ones (through the raw
- * client: write-ahead records, signal keys, new rows and the delivery log go this way). A key may appear once
- * per request, so later requests for the same key win over earlier ones.
+ * client: write-ahead records, signal keys, new rows and the delivery log go this way). A key
+ * may appear once per request, so later requests for the same key win over earlier ones.
  */
 export async function batchWrite(table: Table, requests: WriteRequest[]): Promise<void> {
   const byKey = new Map<string, WriteRequest>();

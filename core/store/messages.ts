@@ -56,9 +56,9 @@ export async function putMessage(table: Table, accountId: string, message: Messa
 
 /**
  * Stores a message unless its id is stored already: one conditional write that both stores and
- * tells a redelivery apart. False when the message was there (nothing is changed then).
+ * tells a redelivery apart. False when the message was there (nothing is changed then). Through
+ * the raw client: on the inbound path, a message that arrives alone is stored this way.
  */
-/** Through the raw client: on the inbound path, a message that arrives alone is stored this way. */
 export async function putMessageIfAbsent(table: Table, accountId: string, message: Message, marks?: MessageMarks): Promise<boolean> {
   return writeIfCondition(
     table.raw.send(

@@ -1,6 +1,6 @@
 import { createBatcher, type Batcher } from '../batcher.js';
 import { BATCH_WRITE_LIMIT, batchWrite, type WriteRequest } from './batch.js';
-import type { Table } from './table.js';
+import { perTable, type Table } from './table.js';
 
 /**
  * The unconditional puts and deletes of one table from every part of a process (write-ahead
@@ -16,29 +16,20 @@ import type { Table } from './table.js';
  * Several requests may be out at once, so two writes of the same key must not be in flight
  * together; callers write a key again only after the earlier write resolved. The signal keys,
  * whose later writes must never land first, have their own ordered writer (dynamo-auth-state.ts).
+ * One per table, shared by every account of the process.
  */
 export type TableWrites = Batcher<WriteRequest, void>;
 
 const REQUESTS_IN_FLIGHT = 4;
 
-/** One per raw client and table: shared by every account of this process. */
-const writers = new WeakMap<Table['raw'], Map<string, TableWrites>>();
-
-export function tableWrites(table: Table): TableWrites {
-  let byTable = writers.get(table.raw);
-  if (!byTable) writers.set(table.raw, (byTable = new Map()));
-  let writer = byTable.get(table.name);
-  if (!writer) {
-    writer = createBatcher({
-      maxBatch: BATCH_WRITE_LIMIT,
-      lingerMs: 0,
-      maxInFlight: REQUESTS_IN_FLIGHT,
-      async send(requests) {
-        await batchWrite(table, requests);
-        return requests.map(() => undefined);
-      },
-    });
-    byTable.set(table.name, writer);
-  }
-  return writer;
-}
+export const tableWrites: (table: Table) => TableWrites = perTable((table) =>
+  createBatcher({
+    maxBatch: BATCH_WRITE_LIMIT,
+    lingerMs: 0,
+    maxInFlight: REQUESTS_IN_FLIGHT,
+    async send(requests) {
+      await batchWrite(table, requests);
+      return requests.map(() => undefined);
+    },
+  }),
+);

@@ -16,6 +16,21 @@ export function tableOf(config: Pick<Config, 'TABLE_NAME'>, clients: Pick<AwsCli
   return { doc: clients.dynamo, raw: clients.dynamoRaw, name: config.TABLE_NAME };
 }
 
+/**
+ * Makes one `T` per table (client and name) on first use: the group commits that every account
+ * of a process shares. Keyed by the raw client, through which those commits write.
+ */
+export function perTable<T>(make: (table: Table) => T): (table: Table) => T {
+  const made = new WeakMap<Table['raw'], Map<string, T>>();
+  return (table) => {
+    let byName = made.get(table.raw);
+    if (!byName) made.set(table.raw, (byName = new Map()));
+    let value = byName.get(table.name);
+    if (value === undefined) byName.set(table.name, (value = make(table)));
+    return value;
+  };
+}
+
 /** Condition fragments, named once. */
 export const ITEM_EXISTS = 'attribute_exists(pk)';
 export const ITEM_ABSENT = 'attribute_not_exists(pk)';
