@@ -15,7 +15,7 @@ import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import { startShardBalancer } from './ownership/shard-balancer.js';
-import { exposedFullCollection, startIdleCollector } from './idle-collector.js';
+import { exposedFullCollection, startIdleCollector, type IdleCollector } from './idle-collector.js';
 import { accountsPerShard } from './ownership/fair-share.js';
 import { ConnectorMetrics } from './metrics/connector-metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
@@ -82,11 +82,14 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const configured = networkOptionsFrom(config);
   const network = deps.qrTimeoutMs ? { ...configured, socket: { ...configured.socket, qrTimeout: deps.qrTimeoutMs } } : configured;
   const sessionStatuses = () => registry.accountIds().flatMap((id) => registry.get(id)?.status ?? []);
+  // Started once the accounts are running (below); the metrics read its busy share when it runs.
+  let idleCollector: IdleCollector | undefined;
   const metrics = new ConnectorMetrics({
     shardsOwned: () => ownedShards.size,
     sessionStatuses,
     sqs: clients.sqs,
     webhookQueueUrl: () => queues.webhookQueueUrl(),
+    eventLoopBusyShare: () => idleCollector?.busyShare,
   });
   const inbound = metrics.wrapInbound(deps.inbound ?? lazyInboundPipeline({ config, clients, logger, queues }));
   const timing: OwnershipTiming = {
@@ -178,11 +181,12 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
   const stopEmf = config.METRICS_EMF ? startEmfLines(metrics) : undefined;
   const fullCollection = exposedFullCollection();
-  const idleCollector =
+  idleCollector =
     config.IDLE_COLLECT_MS > 0 && fullCollection
       ? startIdleCollector({
           everyMs: config.IDLE_COLLECT_MS,
           collect: fullCollection,
+          traffic: () => metrics.traffic(),
           logger,
           onCollected: ({ seconds }) => metrics.recordIdleCollection(seconds),
         })

@@ -6,11 +6,16 @@ import type { Logger } from '../core/logger.js';
  * per account goes"). V8 lets the old generation grow to several times its live data before it
  * collects, and hundreds of sockets that each allocate a little all the time keep its memory
  * reducer from starting: 60 s after their traffic, 100 accounts held 333 MB of heap in use of
- * which 140 MB was live, and an RSS of 4 MB per account. Every `everyMs`, when the event loop was
- * busy less than IDLE_SHARE of that time and the heap in use has grown well past what the last
- * collection left, one full collection runs, at most one per MIN_SPACING_MS (a pause of about
- * half a second at 100 accounts, taken only when there is little to delay): the same 100
+ * which 140 MB was live, and an RSS of 4 MB per account. Every `everyMs`, when the connector was
+ * quiet over that span and the heap in use has grown well past what the last collection left,
+ * one full collection runs, at most one per MIN_SPACING_MS (a pause of about half a second at
+ * 100 accounts and two at 1,000, taken only when there is little to delay): the same 100
  * accounts then held 1.7 MB per account. Under load nothing changes: V8's own policy applies.
+ *
+ * Quiet means the event loop was busy less than IDLE_SHARE of the time, or, with `traffic` given,
+ * that almost no message came in and almost no command was handled while it was busy less than
+ * BACKGROUND_SHARE: a thousand idle accounts keep a connector busier than IDLE_SHARE with no
+ * traffic at all (lease renewals, keepalives, ownership scans), and the collector never ran there.
  */
 export interface IdleCollectorDeps {
   everyMs: number;
@@ -21,6 +26,8 @@ export interface IdleCollectorDeps {
   heapUsed?: () => number;
   /** Share of the time since the previous call the event loop was busy (0..1). */
   busyShare?: () => number;
+  /** Messages received and commands handled so far (a count that only grows). */
+  traffic?: () => number;
   /** At least this long between two collections (default MIN_SPACING_MS). */
   minSpacingMs?: number;
   /** After each collection: how long it took (the event loop's pause) and the heap in use before and after. */
@@ -30,11 +37,21 @@ export interface IdleCollectorDeps {
 export interface IdleCollector {
   /** Collections run so far. */
   readonly collections: number;
+  /** The event loop's busy share over the last check's span (0..1; 0 before the first check). */
+  readonly busyShare: number;
   stop(): Promise<void>;
 }
 
-/** Busier than this, the process is serving: V8's own schedule is left alone. */
+/** Busy less than this, the process is quiet whatever it does. */
 const IDLE_SHARE = 0.1;
+/**
+ * Busy less than this with (almost) no traffic, the process is quiet too: what keeps it busy is
+ * the background work of its accounts. Busier, something else runs (accounts resuming, a backlog
+ * drained) and V8's own schedule is left alone.
+ */
+const BACKGROUND_SHARE = 0.5;
+/** At most this many messages and commands per second still count as no traffic (a pause delays a few at most). */
+const QUIET_TRAFFIC_PER_SECOND = 0.1;
 /**
  * A collection pauses the event loop for about half a second at 100 accounts (more with a
  * larger heap): under light traffic, at most one per this span.
@@ -54,10 +71,20 @@ export function startIdleCollector(deps: IdleCollectorDeps): IdleCollector {
   let collections = 0;
   let lastAt = Number.NEGATIVE_INFINITY;
   let running: Promise<void> = Promise.resolve();
+  let lastBusy = 0;
+  let trafficBefore = deps.traffic?.() ?? 0;
+  const quiet = (busy: number) => {
+    if (!deps.traffic) return busy < IDLE_SHARE;
+    const traffic = deps.traffic();
+    const inSpan = traffic - trafficBefore;
+    trafficBefore = traffic;
+    return busy < IDLE_SHARE || (busy < BACKGROUND_SHARE && inSpan <= (QUIET_TRAFFIC_PER_SECOND * deps.everyMs) / 1000);
+  };
   const tick = async () => {
     const busy = busyShare();
+    lastBusy = busy;
     const before = heapUsed();
-    if (busy >= IDLE_SHARE || before < afterLast * GROWTH_FACTOR + GROWTH_MARGIN_BYTES) return;
+    if (!quiet(busy) || before < afterLast * GROWTH_FACTOR + GROWTH_MARGIN_BYTES) return;
     if (performance.now() - lastAt < minSpacingMs) return;
     const started = performance.now();
     lastAt = started;
@@ -83,6 +110,9 @@ export function startIdleCollector(deps: IdleCollectorDeps): IdleCollector {
   return {
     get collections() {
       return collections;
+    },
+    get busyShare() {
+      return lastBusy;
     },
     async stop() {
       clearInterval(timer);

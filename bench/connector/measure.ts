@@ -42,6 +42,7 @@ export async function memoryByKind(metricsUrl: string): Promise<Record<string, n
   const idle = (suffix: string) => Number(new RegExp(`^wa_idle_collection_seconds_${suffix} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   return {
     ...Object.fromEntries([...text.matchAll(/^wa_memory_bytes\{kind="(\w+)"\} (\d+)$/gm)].map(([, kind, bytes]) => [kind, Number(bytes)])),
+    event_loop_busy_share: Number(/^wa_event_loop_busy_share (\S+)$/m.exec(text)?.[1] ?? 0),
     idle_collections: idle('count'),
     idle_collection_seconds: idle('sum'),
   };
@@ -72,4 +73,25 @@ export async function heapSnapshot(pid: number, dir: string): Promise<string> {
     { timeoutMs: 600_000, intervalMs: 3_000 },
   );
   return join(dir, file);
+}
+
+/**
+ * A process's RSS by kind of mapping, from /proc/<pid>/smaps, in bytes: `brk` (glibc's main
+ * malloc heap), `anonymous` (V8's heap pages, WebAssembly memory, malloc's other arenas and its
+ * large blocks), `files` (the node binary, shared libraries, mapped files), `stacks`.
+ */
+export function rssByMapping(pid: number): { brk: number; anonymous: number; files: number; stacks: number } {
+  const totals = { brk: 0, anonymous: 0, files: 0, stacks: 0 };
+  let kind: keyof typeof totals = 'anonymous';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (header) {
+      const name = header[1]!;
+      kind = name === '[heap]' ? 'brk' : name.startsWith('[stack') ? 'stacks' : name.startsWith('/') ? 'files' : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line)?.[1];
+    if (rss) totals[kind] += Number(rss) * 1024;
+  }
+  return totals;
 }

@@ -13,6 +13,8 @@ export interface MetricSources {
   sessionStatuses(): AccountStatus[];
   sqs: SQSClient;
   webhookQueueUrl(): Promise<string>;
+  /** The event loop's busy share over the idle collector's last span, when it runs. */
+  eventLoopBusyShare?(): number | undefined;
 }
 
 /** Baileys' stub type of a message it could not decrypt (WAMessageStubType.CIPHERTEXT). */
@@ -54,6 +56,8 @@ export class ConnectorMetrics {
     registers: [this.registry],
   });
   private backlog: { at: number; value: number } | undefined;
+  /** Messages received and commands handled so far: the idle collector's measure of traffic. */
+  private handled = 0;
 
   constructor(private readonly sources: MetricSources) {
     const { registry } = this;
@@ -73,6 +77,11 @@ export class ConnectorMetrics {
     gauge('wa_accounts_logged_out', 'Accounts logged out', statuses('logged_out'));
     gauge('wa_shards_owned', 'Shards this connector holds', () => sources.shardsOwned());
     gauge('wa_webhook_backlog', 'Webhook events waiting (approximate, whole queue)', () => this.webhookBacklog());
+    gauge(
+      'wa_event_loop_busy_share',
+      "Share of the idle collector's last span the event loop was busy (0..1)",
+      () => sources.eventLoopBusyShare?.() ?? 0,
+    );
     gauge('wa_resident_memory_bytes', 'Resident set size of the process', () => process.memoryUsage().rss);
     // Where the RSS goes: the V8 heap as reserved and as used (live data plus garbage not collected
     // yet), and the memory of Buffers and other objects held outside it.
@@ -111,6 +120,11 @@ export class ConnectorMetrics {
     this.idleCollections.observe(seconds);
   }
 
+  /** Messages received and commands handled so far (a count that only grows). */
+  traffic(): number {
+    return this.handled;
+  }
+
   /** The bounded caches by name, for the EMF lines (one line per cache). */
   cacheSizes(): Record<string, CacheSize> {
     return cacheSizes();
@@ -123,6 +137,7 @@ export class ConnectorMetrics {
     for (const [type, handler] of Object.entries(handlers) as [string, Handler][]) {
       wrapped[type] = async (command) => {
         const started = performance.now();
+        this.handled += 1;
         try {
           const outcome = await handler(command);
           this.commands.inc({ type, outcome: outcome.kind });
@@ -145,6 +160,7 @@ export class ConnectorMetrics {
       if (type !== 'notify') return;
       for (const message of messages) {
         if (message.key.fromMe) continue;
+        this.handled += 1;
         this.inbound.inc();
         if (message.messageStubType === CIPHERTEXT_STUB) this.decryptFailures.inc();
       }

@@ -15,7 +15,7 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
  * given by the test, then the real thing in a process started with the connector's Node flags.
  */
 describe('idle collector', () => {
-  function policy(heap: { used: number }, busy: { share: number }, minSpacingMs = 0) {
+  function policy(heap: { used: number }, busy: { share: number }, minSpacingMs = 0, traffic?: { count: number }) {
     const collected: number[] = [];
     const collector = startIdleCollector({
       everyMs: 10,
@@ -23,6 +23,7 @@ describe('idle collector', () => {
       logger: silentLogger,
       heapUsed: () => heap.used,
       busyShare: () => busy.share,
+      ...(traffic ? { traffic: () => traffic.count } : {}),
       async collect() {
         collected.push(heap.used);
         heap.used = 100 * MB;
@@ -55,6 +56,28 @@ describe('idle collector', () => {
     expect(collected).toEqual([]);
     busy.share = 0.05;
     await waitFor('a collection once quiet', () => collected.length === 1);
+    await collector.stop();
+  });
+
+  it('with the traffic counted: a loop kept busy by background work alone is quiet, one serving messages or busier than 50% is not', async () => {
+    // Every 10 ms, at most 0.1 message per second counts as no traffic: none may come in.
+    const heap = { used: 500 * MB };
+    const busy = { share: 0.3 };
+    const traffic = { count: 0 };
+    const feeder = setInterval(() => {
+      traffic.count += 1;
+    }, 2);
+    const { collector, collected } = policy(heap, busy, 0, traffic);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(collected).toEqual([]);
+    busy.share = 0.6;
+    clearInterval(feeder);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(collected).toEqual([]);
+    expect(collector.busyShare).toBe(0.6);
+    busy.share = 0.3;
+    await waitFor('a collection once the traffic stopped', () => collected.length === 1);
+    expect(collector.busyShare).toBe(0.3);
     await collector.stop();
   });
 
