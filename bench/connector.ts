@@ -196,8 +196,15 @@ async function main() {
    * idle connector holds per account, without the garbage of pairing (pre-key generation and
    * upload) that the linking process keeps in its RSS.
    */
-  const restartWith = async (count: number) => {
+  /** SIGTERM, and how long the connector took to exit: the README promises seconds. */
+  const terminate = async () => {
+    const started = performance.now();
     await child.terminate();
+    console.log(`connector with ${linked} accounts stopped (SIGTERM to exit) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  };
+
+  const restartWith = async (count: number) => {
+    await terminate();
     child = spawnOne();
     await child.waitForLine('the connector to start', (l) => l.msg === 'connector started', 300_000);
     await waitFor(`${count} accounts connected`, async () => (await connectedCount()) >= count, {
@@ -218,7 +225,7 @@ async function main() {
   };
 
   const stopAll = async () => {
-    await child.terminate();
+    await terminate();
     receiver.closeAllConnections();
     receiver.close();
     await sandbox.stop();

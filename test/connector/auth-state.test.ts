@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { BufferJSON, proto } from '@whiskeysockets/baileys';
 import { cacheSizes } from '../../core/bounded-cache.js';
 import { readCreds, readSignalKeys, writeSignalKeys } from '../../core/store/auth-state.js';
-import { AuthStateClosedError, loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
+import { AuthStateClosedError, KEY_WRITER_LANES, loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
+import { shardOf } from '../../core/shards.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
+import { waitFor } from '../support/wait.js';
 
 describe('Baileys auth state in DynamoDB', () => {
   const t = useTestStack();
@@ -122,6 +124,35 @@ describe('Baileys auth state in DynamoDB', () => {
       const sessions = await reloaded.state.keys.get('session', ['carol.0']);
       expect(Buffer.from(sessions['carol.0']!)).toEqual(Buffer.from([n, 2]));
     }
+  });
+
+  it("one account's writes never overtake each other, and another account's wait for neither (a lane each)", async () => {
+    // Two collections in different lanes: the second's one key is stored before the first's 2,000.
+    const names = Array.from({ length: 20 }, (_, n) => `auth_lanes_${n}`);
+    const big = names[0]!;
+    const small = names.find((name) => shardOf(name, KEY_WRITER_LANES) !== shardOf(big, KEY_WRITER_LANES))!;
+    const [bigAuth, smallAuth] = await Promise.all([big, small].map((name) => loadDynamoAuthState(t.table, name, silentLogger)));
+    const preKeys: Record<string, { public: Uint8Array; private: Uint8Array }> = {};
+    for (let i = 1; i <= 2_000; i++) preKeys[String(i)] = { public: new Uint8Array([1]), private: new Uint8Array([i % 256]) };
+    const done: string[] = [];
+    const bigWrites = [
+      (async () => {
+        await bigAuth!.state.keys.set({ 'pre-key': preKeys });
+        done.push('big');
+      })(),
+      // Queued behind the 2,000 in the same lane: lands after them.
+      bigAuth!.state.keys.set({ 'pre-key': { '7': { public: new Uint8Array([2]), private: new Uint8Array([70]) } } }),
+    ];
+    // The big write is out once its first keys are stored; the small one starts after that.
+    await waitFor('the first pre-keys stored', async () => Object.keys(await readSignalKeys(t.table, big, 'pre-key', ['1'])).length > 0);
+    await smallAuth!.state.keys.set({ session: { 'dave.0': new Uint8Array([1]) } });
+    done.push('small');
+    await Promise.all(bigWrites);
+    expect(done).toEqual(['small', 'big']);
+    const reloaded = await loadDynamoAuthState(t.table, big, silentLogger);
+    const got = await reloaded.state.keys.get('pre-key', ['7', '2000']);
+    expect(Buffer.from(got['7']!.private)).toEqual(Buffer.from([70]));
+    expect(Buffer.from(got['2000']!.private)).toEqual(Buffer.from([2_000 % 256]));
   });
 
   it('a key read while absent is found once set, and absent again once deleted', async () => {
