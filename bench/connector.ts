@@ -203,14 +203,17 @@ async function main() {
     console.log(`connector with ${linked} accounts stopped (SIGTERM to exit) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   };
 
+  /** Answers the seconds from the new process's spawn until every account is connected. */
   const restartWith = async (count: number) => {
     await terminate();
+    const spawned = performance.now();
     child = spawnOne();
     await child.waitForLine('the connector to start', (l) => l.msg === 'connector started', 300_000);
     await waitFor(`${count} accounts connected`, async () => (await connectedCount()) >= count, {
       timeoutMs: 600_000,
       intervalMs: 1_000,
     });
+    return (performance.now() - spawned) / 1000;
   };
 
   let linked = 0;
@@ -376,9 +379,8 @@ async function main() {
           `linked ${linked - before} accounts in ${linkSeconds.toFixed(0)} s (${(linkSeconds / (linked - before)).toFixed(2)} s each)`,
         );
       }
-      const resumeStarted = performance.now();
-      await restartWith(linked);
-      console.log(`a fresh connector resumed ${linked} accounts in ${((performance.now() - resumeStarted) / 1000).toFixed(0)} s`);
+      const resumeSeconds = await restartWith(linked);
+      console.log(`a fresh connector resumed ${linked} accounts in ${resumeSeconds.toFixed(0)} s`);
       await sleep(OLD_LONG_POLL_MS);
       trafficRows.push(await measureMemoryWithTraffic(traffic, accounts));
       console.log(trafficRows.at(-1));
