@@ -55,7 +55,7 @@ import { bundledEmptyConnectorRss, formatMb } from './connector/baseline.js';
 import { measureBaileysFloor } from './connector/floor.js';
 import { measureGroupFanout } from './connector/group-fanout.js';
 import { linkAccounts } from './connector/link.js';
-import { cpuSecondsOf, heapSnapshot, inBatches, MB, memoryByKind, percentile, rssOf, sleep } from './connector/measure.js';
+import { cpuSecondsOf, heapSnapshot, inBatches, MB, memoryByKind, percentile, rssOf, sleep, watchIdle } from './connector/measure.js';
 import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector, type ChildConnector } from '../test/e2e/support/child-connector.js';
@@ -81,6 +81,8 @@ const trafficSteps = (process.env.BENCH_TRAFFIC_ACCOUNTS ?? '200,1000')
   .map(Number)
   .filter((n) => n > 0);
 const soakMinutes = Number(process.env.BENCH_SOAK_MINUTES ?? 0);
+/** BENCH_IDLE_MINUTES: after each memory reading, RSS sampled every 30 s for this long (off by default). */
+const idleMinutes = Number(process.env.BENCH_IDLE_MINUTES ?? 0);
 /** The soak runs after this step (by default the last); an earlier one leaves the larger steps for after it. */
 const soakAt = Number(process.env.BENCH_SOAK_AT ?? Math.max(0, ...accountSteps, throughputAccounts, ...trafficSteps));
 const runFloor = process.env.BENCH_FLOOR !== '0';
@@ -260,6 +262,7 @@ async function main() {
           `${((rss - baseline) / target / MB).toFixed(2)} MB per account (linked in ${linkSeconds.toFixed(1)} s, resumed by a fresh process)`,
       );
       console.log(memoryRows.at(-1));
+      if (idleMinutes > 0) memoryRows.push(await watchIdle(child.pid, await metricsUrlOf(child), target, baseline, idleMinutes));
     };
 
     const throughputRows: string[] = [];
@@ -384,6 +387,7 @@ async function main() {
       await sleep(OLD_LONG_POLL_MS);
       trafficRows.push(await measureMemoryWithTraffic(traffic, accounts));
       console.log(trafficRows.at(-1));
+      if (idleMinutes > 0) trafficRows.push(await watchIdle(child.pid, await metricsUrlOf(child), accounts, baseline, idleMinutes));
     };
 
     // Throughput runs when exactly `throughputAccounts` accounts exist, between the memory steps;

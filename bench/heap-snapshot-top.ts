@@ -39,7 +39,9 @@ for (let at = 0; at < heap.nodes.length; at += fields.length) {
   total += size;
   add(byType, type, size);
   // Strings are named by their text: grouped by kind instead, or every one would be a row.
-  const name = type === 'object' || type === 'closure' || type === 'native' ? heap.strings[heap.nodes[at + nameAt]!]! : `(${type})`;
+  // Arrays, hidden and number nodes are named by what they hold ("(object elements)", "heap number").
+  const named = type === 'object' || type === 'closure' || type === 'native' || type === 'array' || type === 'hidden' || type === 'number';
+  const name = (named && heap.strings[heap.nodes[at + nameAt]!]) || `(${type})`;
   add(byName, type === 'closure' ? `${name}()` : name, size);
 }
 

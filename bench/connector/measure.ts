@@ -95,3 +95,30 @@ export function rssByMapping(pid: number): { brk: number; anonymous: number; fil
   }
   return totals;
 }
+
+/**
+ * The connector left idle for `minutes`: RSS, V8 heap in use and idle collections every 30 s
+ * (one reading says little while V8 and the idle collector take turns), then the lowest, the
+ * median and the highest RSS per account above `baselineRss`.
+ */
+export async function watchIdle(pid: number, metricsUrl: string, accounts: number, baselineRss: number, minutes: number): Promise<string> {
+  const started = performance.now();
+  const samples: number[] = [];
+  while (performance.now() - started < minutes * 60_000) {
+    await sleep(30_000);
+    const rss = rssOf(pid);
+    const memory = await memoryByKind(metricsUrl);
+    samples.push(rss);
+    console.log(
+      `  idle minute ${((performance.now() - started) / 60_000).toFixed(1)}: RSS ${(rss / MB).toFixed(1)} MB, heap in use ` +
+        `${((memory.heap_used ?? 0) / MB).toFixed(1)} MB, event loop busy ${((memory.event_loop_busy_share ?? 0) * 100).toFixed(1)}%, ` +
+        `idle collections ${memory.idle_collections ?? 0}`,
+    );
+  }
+  const sorted = samples.sort((a, b) => a - b);
+  const perAccount = (rss: number) => ((rss - baselineRss) / accounts / MB).toFixed(2);
+  return (
+    `${accounts} accounts idle ${minutes} min, RSS per account every 30 s: lowest ${perAccount(sorted[0] ?? 0)}, ` +
+    `median ${perAccount(percentile(sorted, 50))}, highest ${perAccount(sorted.at(-1) ?? 0)} MB`
+  );
+}
