@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.js';
  * which 140 MB was live, and an RSS of 4 MB per account. Every `everyMs`, when the connector was
  * quiet over that span and the heap in use has grown well past what the last collection left,
  * one full collection runs, at most one per MIN_SPACING_MS (a pause of about half a second at
- * 100 accounts and two at 1,000, taken only when there is little to delay): the same 100
+ * 100 accounts and 4 s at 1,000, taken only when there is little to delay): the same 100
  * accounts then held 1.7 MB per account. Under load nothing changes: V8's own policy applies.
  *
  * Quiet means the event loop was busy less than IDLE_SHARE of the time, or, with `traffic` given,
