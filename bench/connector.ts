@@ -254,12 +254,13 @@ async function main() {
     const memoryRows: string[] = [];
     const measureMemory = async (target: number) => {
       const linkSeconds = await linkUpTo(target);
-      await restartWith(target);
+      const resumeSeconds = await restartWith(target);
       await sleep(SETTLE_MS);
       const rss = rssOf(child.pid);
       memoryRows.push(
         `${String(target).padStart(4)} accounts: RSS ${(rss / MB).toFixed(1)} MB, ` +
-          `${((rss - baseline) / target / MB).toFixed(2)} MB per account (linked in ${linkSeconds.toFixed(1)} s, resumed by a fresh process)`,
+          `${((rss - baseline) / target / MB).toFixed(2)} MB per account (linked in ${linkSeconds.toFixed(1)} s, ` +
+          `resumed by a fresh process in ${resumeSeconds.toFixed(1)} s)`,
       );
       console.log(memoryRows.at(-1));
       if (idleMinutes > 0) memoryRows.push(await watchIdle(child.pid, await metricsUrlOf(child), target, baseline, idleMinutes));
