@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BoundedCache, cacheSizes } from '../../core/bounded-cache.js';
+import { BoundedCache, cacheSizes, sweepExpired } from '../../core/bounded-cache.js';
 
 describe('BoundedCache', () => {
   it('never holds more than maxEntries after more distinct keys; the least recently used go first', () => {
@@ -29,6 +29,22 @@ describe('BoundedCache', () => {
     expect(cache.get('x', 1000)).toBe('v');
     expect(cache.get('x', 1001)).toBeUndefined();
     expect(cache.size).toBe(0);
+  });
+
+  it('the sweep drops expired entries nobody reads (an idle account), and keeps the rest and caches without a ttl', () => {
+    const now = Date.now();
+    const idle = new BoundedCache<string, string>('test-sweep', 10, 1000);
+    idle.set('old', 'v', now - 1001);
+    idle.set('read-often', 'v', now - 1500);
+    idle.get('read-often', now - 1400); // a read moves it, its age stays
+    idle.set('fresh', 'v', now - 10);
+    const forever = new BoundedCache<string, string>('test-sweep-no-ttl', 10);
+    forever.set('k', 'v', 0);
+    sweepExpired(now);
+    expect(idle.size).toBe(1);
+    expect(idle.get('fresh', now)).toBe('v');
+    expect(forever.size).toBe(1);
+    expect(cacheSizes()['test-sweep']?.entries).toBe(1);
   });
 
   it('cacheSizes sums the instances of a name and their bounds', () => {
