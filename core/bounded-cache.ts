@@ -90,15 +90,18 @@ function register(name: string, cache: Sized): void {
   }
 }
 
+/** The caches of a name still alive; the references of collected ones are dropped on the way. */
+function* alive(instances: Set<WeakRef<Sized>>): Generator<Sized> {
+  for (const ref of instances) {
+    const cache = ref.deref();
+    if (cache) yield cache;
+    else instances.delete(ref);
+  }
+}
+
 /** Every cache of the process drops its expired entries (the minute's sweep; tests call it too). */
 export function sweepExpired(now = Date.now()): void {
-  for (const instances of registry.values()) {
-    for (const ref of instances) {
-      const cache = ref.deref();
-      if (cache) cache.sweep(now);
-      else instances.delete(ref);
-    }
-  }
+  for (const instances of registry.values()) for (const cache of alive(instances)) cache.sweep(now);
 }
 
 export interface CacheSize {
@@ -115,12 +118,7 @@ export function cacheSizes(): Record<string, CacheSize> {
   const sizes: Record<string, CacheSize> = {};
   for (const [name, instances] of registry) {
     const size: CacheSize = { instances: 0, entries: 0, maxEntries: 0 };
-    for (const ref of instances) {
-      const cache = ref.deref();
-      if (!cache) {
-        instances.delete(ref);
-        continue;
-      }
+    for (const cache of alive(instances)) {
       size.instances += 1;
       size.entries += cache.size;
       size.maxEntries += cache.maxEntries;

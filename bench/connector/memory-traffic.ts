@@ -138,21 +138,21 @@ export async function measureMemoryWithTraffic(ctx: TrafficContext, accounts: nu
     const file = await heapSnapshot(ctx.connectorPid(), ctx.heapSnapshotDir);
     // The snapshot begins with a full collection: what V8 then gives back is garbage it had kept.
     const afterCollection = await memoryByKind(await ctx.connectorMetricsUrl());
+    const mappingsAfter = rssByMapping(ctx.connectorPid());
     console.log(
       `${accounts} accounts: heap snapshot ${file}; after its full collection RSS ${(rssOf(ctx.connectorPid()) / MB).toFixed(1)} MB, ` +
         `V8 heap reserved ${perAccount(afterCollection.heap_total ?? 0)}, in use ${perAccount(afterCollection.heap_used ?? 0)}, ` +
-        `outside it ${perAccount(afterCollection.external ?? 0)}; anonymous mappings ${perAccount(rssByMapping(ctx.connectorPid()).anonymous)}, ` +
-        `malloc's main heap ${perAccount(rssByMapping(ctx.connectorPid()).brk)}`,
+        `outside it ${perAccount(afterCollection.external ?? 0)}; anonymous mappings ${perAccount(mappingsAfter.anonymous)}, ` +
+        `malloc's main heap ${perAccount(mappingsAfter.brk)}`,
     );
   }
+  const reading = (bytes: number, afterMs: number) =>
+    `${(bytes / MB).toFixed(1)} MB, ${((bytes - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account after ${afterMs / 1000} s`;
   return (
     `${String(accounts).padStart(4)} accounts, each after ${CONTACTS} contacts (${pairs.length} in, ${pairs.length} out` +
     `${failed ? `, ${failed} sends not sent` : ''}, ${exchangeSeconds.toFixed(0)} s) and in ${GROUPS_PER_ACCOUNT} groups ` +
     `(${groups.groups} created and sent to${groups.failed ? `, ${groups.failed} creations or sends failed, first: ${groups.firstError}` : ''}, ` +
-    `${groups.seconds.toFixed(0)} s): RSS ${(rss / MB).toFixed(1)} MB, ` +
-    `${((rss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account ${SETTLE_MS / 1000} s after the traffic; ` +
-    `${(settledRss / MB).toFixed(1)} MB, ${((settledRss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account after ${LONG_SETTLE_MS / 1000} s; ` +
-    `${(lastRss / MB).toFixed(1)} MB, ${((lastRss - ctx.baselineRss) / accounts / MB).toFixed(2)} MB per active account after ${LAST_SETTLE_MS / 1000} s`
+    `${groups.seconds.toFixed(0)} s): RSS ${reading(rss, SETTLE_MS)}; ${reading(settledRss, LONG_SETTLE_MS)}; ${reading(lastRss, LAST_SETTLE_MS)}`
   );
 }
 

@@ -33,8 +33,8 @@ import { boundedCacheStore } from '../session/socket-caches.js';
  * first. The key writes of all the accounts on one table go through one group commit
  * (signalKeyWritersFor, in lanes by collection): while a lane's batch write is out, the writes
  * that arrive for it wait and then go together, one batch at a time, so a later write of a key
- * never lands before an earlier one; each `keys.set` still resolves only once its own writes are stored. Keys found
- * absent are remembered (keyStoreFor), so a key Baileys asks for on every message but that
+ * never lands before an earlier one; each `keys.set` still resolves only once its own writes are
+ * stored. Keys found absent are remembered (keyStoreFor), so a key Baileys asks for on every message but that
  * does not exist costs no read each time. Creds writes are queued in order and `flush()` waits
  * for them before a reconnect or a shutdown. An in-memory cache in front of the key store
  * spares repeated reads. Both caches are bounded per account (signalKeyCache, KNOWN_ABSENT_LIMIT):

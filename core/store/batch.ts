@@ -56,7 +56,7 @@ export async function batchGet(table: Table, keys: Key[], projection?: string): 
 /**
  * Puts and deletes many items, 25 per request, retrying unprocessed ones (through the raw
  * client: write-ahead records, signal keys, new rows and the delivery log go this way). A key
- * may appear once per request, so later requests for the same key win over earlier ones.
+ * given more than once keeps its last write: only that one is sent.
  */
 export async function batchWrite(table: Table, requests: WriteRequest[]): Promise<void> {
   const byKey = new Map<string, WriteRequest>();

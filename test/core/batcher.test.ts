@@ -82,17 +82,23 @@ describe('batcher', () => {
     await added;
   });
 
-  it('an item in no hurry rides along with the next pressing one, or leaves on its own once its linger is up', async () => {
+  /** A batcher whose requests are recorded, each item answered at once. */
+  function recording(lingerMs: number, maxInFlight: number) {
     const requests: string[][] = [];
     const batcher = createBatcher<string, void>({
       maxBatch: 25,
-      lingerMs: 0,
-      maxInFlight: 4,
+      lingerMs,
+      maxInFlight,
       async send(items) {
         requests.push(items);
         return items.map(() => undefined);
       },
     });
+    return { batcher, requests };
+  }
+
+  it('an item in no hurry rides along with the next pressing one, or leaves on its own once its linger is up', async () => {
+    const { batcher, requests } = recording(0, 4);
     const lazy = batcher.add('delete a', 60_000);
     expect(requests).toEqual([]);
     await batcher.add('put b');
@@ -106,16 +112,7 @@ describe('batcher', () => {
   });
 
   it('a shorter linger moves the pending departure earlier', async () => {
-    const requests: string[][] = [];
-    const batcher = createBatcher<string, void>({
-      maxBatch: 25,
-      lingerMs: 60_000,
-      maxInFlight: 1,
-      async send(items) {
-        requests.push(items);
-        return items.map(() => undefined);
-      },
-    });
+    const { batcher, requests } = recording(60_000, 1);
     const slow = batcher.add('slow');
     await batcher.add('soon', 5);
     await slow;
