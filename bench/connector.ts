@@ -92,6 +92,8 @@ const SETTLE_MS = 10_000;
 const OLD_LONG_POLL_MS = 21_000;
 /** The last part of that wait, in which the connector's idle CPU is measured. */
 const IDLE_SAMPLE_MS = 10_000;
+/** How long the memory step watches the connected accounts' idle cost (a lease round every 5 s, keepalives). */
+const IDLE_COST_MS = 30_000;
 const silent = pino({ level: 'silent' });
 
 async function main() {
@@ -252,6 +254,18 @@ async function main() {
     console.log(`connector idle, 0 accounts, bundled as in the image: RSS ${formatMb(bundledBaseline)}`);
 
     const memoryRows: string[] = [];
+    /** What the connected accounts cost with no traffic at all: CPU and AWS requests per second. */
+    const idleCost = async (accounts: number) => {
+      const cpuBefore = cpuSecondsOf(child.pid);
+      const callsBefore = sdkCalls();
+      await sleep(IDLE_COST_MS);
+      const seconds = IDLE_COST_MS / 1000;
+      const cpuMsPerSecond = ((cpuSecondsOf(child.pid) - cpuBefore) * 1000) / seconds;
+      return (
+        `      idle, no traffic: ${cpuMsPerSecond.toFixed(1)} ms CPU/s (${(cpuMsPerSecond / accounts).toFixed(2)} per account), ` +
+        `AWS requests per second ${requestsPerMessage(callsBefore, sdkCalls(), seconds)}`
+      );
+    };
     const measureMemory = async (target: number) => {
       const linkSeconds = await linkUpTo(target);
       const resumeSeconds = await restartWith(target);
@@ -262,6 +276,8 @@ async function main() {
           `${((rss - baseline) / target / MB).toFixed(2)} MB per account (linked in ${linkSeconds.toFixed(1)} s, ` +
           `resumed by a fresh process in ${resumeSeconds.toFixed(1)} s)`,
       );
+      console.log(memoryRows.at(-1));
+      memoryRows.push(await idleCost(target));
       console.log(memoryRows.at(-1));
       if (idleMinutes > 0) memoryRows.push(await watchIdle(child.pid, await metricsUrlOf(child), target, baseline, idleMinutes));
     };
@@ -437,6 +453,7 @@ main().then(
 );
 
 /** Requests of each command between two counts, per message, the largest first, after the total. */
+/** AWS requests by command between two counts, per message (or per second: `messages` is then the seconds). */
 function requestsPerMessage(before: Record<string, number>, after: Record<string, number>, messages: number): string {
   const rows = Object.entries(after)
     .map(([command, count]) => [command.replace(/Command$/, ''), (count - (before[command] ?? 0)) / messages] as const)

@@ -15,6 +15,7 @@ import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
 import { startShardBalancer } from './ownership/shard-balancer.js';
+import { ConnectorHeartbeat } from './ownership/heartbeat.js';
 import { exposedFullCollection, startIdleCollector, type IdleCollector } from './idle-collector.js';
 import { accountsPerShard } from './ownership/fair-share.js';
 import { ConnectorMetrics } from './metrics/connector-metrics.js';
@@ -98,7 +99,17 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     scanEveryMs: config.OWNERSHIP_SCAN_MS,
     ...deps.ownership,
   };
-  const ownership = new Ownership(table, newOwnerId(), timing);
+  const ownerId = newOwnerId();
+  // Holds every account lease of this process: beats in a loop of its own from here on.
+  const heartbeat = await ConnectorHeartbeat.start({
+    table,
+    connectorId: ownerId,
+    ttlMs: timing.leaseTtlMs,
+    everyMs: timing.renewEveryMs,
+    logger,
+    onLost: (why) => void registry.dropAll(why),
+  });
+  const ownership = new Ownership(table, ownerId, timing, heartbeat);
   const shardCount = config.COMMAND_SHARDS;
   // Kept up to date by the shard balancer: an account is this connector's when its shard is.
   const ownedShards = new Set<number>();
@@ -161,6 +172,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const shards = await startShardBalancer({
     table,
     ownerId: ownership.ownerId,
+    heartbeat,
     shardCount,
     leaseTtlMs: timing.leaseTtlMs,
     everyMs: timing.renewEveryMs,
@@ -206,9 +218,11 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
         // Before anything that waits (the consumer's long poll, commands in flight): a reconnect
         // firing during that wait would open a new socket in a process that is going away.
         registry.haltReconnects();
-        // Each shard: its commands stop, its sockets close, its leases go; then the heartbeat.
+        // Each shard: its commands stop, its sockets close, its leases go; then the heartbeat
+        // that held them.
         await Promise.all([shards.stop(), webhooks?.stop()]);
         await registry.closeAll();
+        await heartbeat.stop().catch((error: unknown) => logger.warn({ err: error }, 'removing the heartbeat failed'));
         // Webhook events and acks still lingering for a batch go out before the process exits.
         await queues.flush();
         stopEmf?.();

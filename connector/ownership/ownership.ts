@@ -1,12 +1,13 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { acquireLease, findLease, findLeases, isLeaseLive, releaseLease, renewLease } from '../../core/store/leases.js';
+import { declareDead, listHeartbeats } from '../../core/store/connectors.js';
+import { acquireLease, findLease, findLeases, isLeaseHeld, releaseLease, takeOverLease } from '../../core/store/leases.js';
 import type { Table } from '../../core/store/table.js';
 
 export interface OwnershipTiming {
-  /** How long a lease lasts without renewal: the takeover time after a connector dies. */
+  /** How long a heartbeat (and so every lease it holds) lasts without a beat: the takeover time after a connector dies. */
   leaseTtlMs: number;
-  /** How often held leases are renewed (well under the TTL). */
+  /** How often the heartbeat beats and the shards are renewed and balanced (well under the TTL). */
   renewEveryMs: number;
   /** How often accounts nobody runs are looked for. */
   scanEveryMs: number;
@@ -17,20 +18,39 @@ export function newOwnerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 }
 
-/** The lease operations of one connector (see core/store/leases.ts for the timeline). */
+/** What holds this connector's account leases (connector/ownership/heartbeat.ts). */
+export interface LeaseHolder {
+  /** The live epoch; undefined while the heartbeat is lost. */
+  readonly epoch: string | undefined;
+}
+
+/** The account lease operations of one connector (see core/store/leases.ts for the timeline). */
 export class Ownership {
   constructor(
     private readonly table: Table,
     readonly ownerId: string,
     readonly timing: OwnershipTiming,
+    private readonly heartbeat: LeaseHolder,
   ) {}
 
-  acquire(accountId: string): Promise<boolean> {
-    return acquireLease(this.table, accountId, this.ownerId, this.timing.leaseTtlMs);
+  /** The epoch new leases are written with: a session started under another one must not run. */
+  get epoch(): string | undefined {
+    return this.heartbeat.epoch;
   }
 
-  renew(accountId: string): Promise<boolean> {
-    return renewLease(this.table, accountId, this.ownerId, this.timing.leaseTtlMs);
+  /**
+   * Takes the account's lease for `epoch`: when it is free or ours, or when its owner's heartbeat
+   * has expired (declared dead first, so that the owner can never extend it again).
+   */
+  async acquire(accountId: string, epoch: string): Promise<boolean> {
+    if (await acquireLease(this.table, accountId, this.ownerId, epoch)) return true;
+    const seen = await findLease(this.table, accountId);
+    // Released meanwhile: one more try.
+    if (!seen) return acquireLease(this.table, accountId, this.ownerId, epoch);
+    // A lease of the older kind that has not expired (the write above takes expired ones).
+    if (seen.epoch === undefined) return false;
+    if (!(await declareDead(this.table, seen.owner, seen.epoch))) return false;
+    return takeOverLease(this.table, seen, this.ownerId, epoch);
   }
 
   release(accountId: string): Promise<void> {
@@ -40,14 +60,19 @@ export class Ownership {
   /** True when another connector holds a live lease on the account. */
   async ownedElsewhere(accountId: string): Promise<boolean> {
     const lease = await findLease(this.table, accountId);
-    return isLeaseLive(lease) && lease.owner !== this.ownerId;
+    if (!lease || lease.owner === this.ownerId) return false;
+    return isLeaseHeld(lease, await listHeartbeats(this.table));
   }
 
-  /** Of `accountIds`, those no live lease covers. */
+  /** Of `accountIds`, those no live lease of another connector covers. */
   async unowned(accountIds: string[]): Promise<string[]> {
     if (accountIds.length === 0) return [];
-    const leases = await findLeases(this.table, accountIds);
+    const [leases, heartbeats] = await Promise.all([findLeases(this.table, accountIds), listHeartbeats(this.table)]);
     const now = Date.now();
-    return accountIds.filter((id) => !isLeaseLive(leases.get(id), now));
+    return accountIds.filter((id) => {
+      const lease = leases.get(id);
+      // Ours without a session here (a heartbeat lost and registered again): ours to start again.
+      return lease?.owner === this.ownerId || !isLeaseHeld(lease, heartbeats, now);
+    });
   }
 }

@@ -1,23 +1,16 @@
 import type { Logger } from '../../core/logger.js';
-import {
-  acquireShard,
-  beat,
-  handShard,
-  listShardLeases,
-  liveConnectors,
-  releaseShard,
-  removeHeartbeat,
-  renewShard,
-} from '../../core/store/connectors.js';
+import { acquireShard, handShard, listShardLeases, liveConnectors, releaseShard, renewShard } from '../../core/store/connectors.js';
 import type { Table } from '../../core/store/table.js';
 import { heirsOnLeaving, planShare, type ShareInput } from './fair-share.js';
 
 export interface ShardBalancerDeps {
   table: Table;
   ownerId: string;
+  /** This connector's heartbeat (heartbeat.ts), written before the first round: a stop marks it leaving. */
+  heartbeat: { markLeaving(): Promise<void> };
   shardCount: number;
   leaseTtlMs: number;
-  /** Round period: heartbeat, renewals, rebalancing. */
+  /** Round period: renewals, rebalancing. */
   everyMs: number;
   logger: Logger;
   /**
@@ -40,15 +33,15 @@ export interface ShardBalancerDeps {
 export interface ShardBalancer {
   /** Rounds completed (tests and benches wait on it instead of sleeping). */
   readonly rounds: number;
-  /** Removes the heartbeat, then hands every shard over to its heir: the heirs take them at their next round. */
+  /** Marks the heartbeat leaving, then hands every shard over to its heir: the heirs take them at their next round. */
   stop(): Promise<void>;
 }
 
 /**
- * The fair-share loop of one connector (docs/design.md, Scale-out): every `everyMs` it writes
- * its heartbeat, renews its shard leases, reads everyone's heartbeats and leases, and gives up
- * or takes shards by connector/ownership/fair-share.ts. Rounds never overlap. The first round
- * has run when `startShardBalancer` resolves.
+ * The fair-share loop of one connector (docs/design.md, Scale-out): every `everyMs` it renews
+ * its shard leases, reads everyone's heartbeats (written by heartbeat.ts) and shard leases, and
+ * gives up or takes shards by connector/ownership/fair-share.ts. Rounds never overlap. The first
+ * round has run when `startShardBalancer` resolves.
  */
 export async function startShardBalancer(deps: ShardBalancerDeps): Promise<ShardBalancer> {
   const { table, ownerId, shardCount, leaseTtlMs, logger } = deps;
@@ -94,7 +87,6 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
 
   async function round(): Promise<void> {
     const now = Date.now();
-    await beat(table, ownerId, leaseTtlMs, now);
     for (const shard of [...owned, ...releasing.keys()]) {
       if (await renewShard(table, shard, ownerId, leaseTtlMs, now)) continue;
       if (!owned.has(shard)) continue;
@@ -157,8 +149,9 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       clearTimeout(timer);
       await current;
       const heirs = await heirsOfMine();
-      // The heartbeat goes first: planning without this connector, the others never hand it a shard.
-      await removeHeartbeat(table, ownerId).catch((error: unknown) => logger.warn({ err: error }, 'removing the heartbeat failed'));
+      // Marked leaving first: planning without this connector, the others never hand it a shard.
+      // The heartbeat itself stays until the account leases it holds are released.
+      await deps.heartbeat.markLeaving().catch((error: unknown) => logger.warn({ err: error }, 'marking the heartbeat leaving failed'));
       await Promise.all([
         ...[...owned].map((shard) => giveUp(shard, 'stop', heirs.get(shard))),
         ...[...releasing.values()].map(({ work }) => work),

@@ -46,15 +46,14 @@ interface Removal {
 
 /**
  * The sessions this connector runs, each guarded by a lease: a session exists only while its
- * lease is held. Renews leases, drops sessions whose lease was lost, and picks up accounts that
- * should run but nobody owns (at start: resume; later: takeover of a dead connector's accounts).
+ * lease is held, and the leases are held by the connector's heartbeat (ownership/heartbeat.ts):
+ * when that is lost, every session is dropped at once (`dropAll`). Picks up accounts that should
+ * run but nobody owns (at start: resume; later: takeover of a dead connector's accounts).
  * Operations on one account are serialized.
  */
 export class SessionRegistry {
   private readonly sessions = new Map<string, AccountSession>();
-  private readonly lastRenewed = new Map<string, number>();
   private readonly perAccount = new KeyedSerial();
-  private renewTimer: NodeJS.Timeout | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private scans = 0;
@@ -94,11 +93,10 @@ export class SessionRegistry {
     });
   }
 
-  /** First scan (resume) now, then the renew and scan loops. */
+  /** First scan (resume) now, then the scan loop. */
   async begin(): Promise<void> {
     await this.scanForUnownedAccounts();
-    const { renewEveryMs, scanEveryMs } = this.deps.ownership.timing;
-    this.renewTimer = setInterval(() => void this.renewLeases(), renewEveryMs);
+    const { scanEveryMs } = this.deps.ownership.timing;
     this.scanTimer = setInterval(() => void this.scanForUnownedAccounts(), scanEveryMs);
   }
 
@@ -117,17 +115,18 @@ export class SessionRegistry {
         await updateAccountStatus(this.deps.table, accountId, { status: 'not_started' }).catch(() => undefined);
         return 'account_not_found';
       }
-      if (!(await this.deps.ownership.acquire(accountId))) return 'owned_elsewhere';
+      const epoch = this.deps.ownership.epoch;
+      if (!epoch || !(await this.deps.ownership.acquire(accountId, epoch))) return 'owned_elsewhere';
       const AccountSession = await loadAccountSession(this.deps.network);
       // Checked again after the last await, in the same tick as the session is registered: a
       // shutdown or a shard given up meanwhile hands over only the sessions registered when it
-      // does, so one registered after would run on here, its lease renewed, while the shard's
-      // new owner could never start it (docs/design.md, Scale-out).
-      if (this.closing || (this.deps.isMine && !this.deps.isMine(accountId))) {
+      // does, so one registered after would run on here, its lease held, while the shard's new
+      // owner could never start it (docs/design.md, Scale-out). A heartbeat lost meanwhile
+      // dropped only the sessions registered then, and the lease's epoch is dead to the others.
+      if (this.closing || (this.deps.isMine && !this.deps.isMine(accountId)) || this.deps.ownership.epoch !== epoch) {
         await this.deps.ownership.release(accountId);
         return 'owned_elsewhere';
       }
-      this.lastRenewed.set(accountId, Date.now());
       const session = new AccountSession({
         accountId,
         collectionName: account.collectionName,
@@ -186,7 +185,7 @@ export class SessionRegistry {
   /**
    * First step of a shutdown, before commands in flight are finished: no session is started and
    * no socket is opened any more (pending reconnects cancelled at once), so nothing new comes up
-   * while the rest of the connector winds down. Leases are still renewed until `closeAll`.
+   * while the rest of the connector winds down. The heartbeat keeps the leases until they are released.
    */
   haltReconnects(): void {
     this.closing = true;
@@ -201,7 +200,6 @@ export class SessionRegistry {
    */
   async closeAll(): Promise<void> {
     this.closing = true;
-    clearInterval(this.renewTimer);
     clearInterval(this.scanTimer);
     await this.handOver(() => true);
   }
@@ -216,24 +214,36 @@ export class SessionRegistry {
    * sockets closed, status `reconnecting` until the next owner resumes them, leases released so
    * that it can at once. The caller has stopped their commands first.
    */
-  async handOver(which: (accountId: string) => boolean): Promise<void> {
+  handOver(which: (accountId: string) => boolean): Promise<void> {
+    return this.removeEach(this.accountIds().filter(which), {
+      close: 'stop',
+      final: (session) =>
+        session.status !== 'not_started' && session.status !== 'logged_out'
+          ? { status: 'reconnecting', reason: 'connection_lost' }
+          : undefined,
+      release: true,
+    });
+  }
+
+  /**
+   * The heartbeat is lost: another connector may take any of these accounts from now on, so
+   * every session leaves at once, its socket closed, nothing released (the leases are no longer
+   * ours to release), no status written (it belongs to the next owner). The next scans start
+   * again those still leased to this connector.
+   */
+  dropAll(why: string): Promise<void> {
+    const accountIds = this.accountIds();
+    if (accountIds.length > 0) this.deps.logger.warn({ why, accounts: accountIds.length }, 'leases lost: closing every socket here');
+    return this.removeEach(accountIds, { close: 'stop', release: false });
+  }
+
+  private async removeEach(accountIds: string[], removal: Removal): Promise<void> {
     await Promise.all(
-      this.accountIds()
-        .filter(which)
-        .map((accountId) =>
-          this.perAccount
-            .run(accountId, async () => {
-              await this.remove(accountId, {
-                close: 'stop',
-                final: (session) =>
-                  session.status !== 'not_started' && session.status !== 'logged_out'
-                    ? { status: 'reconnecting', reason: 'connection_lost' }
-                    : undefined,
-                release: true,
-              });
-            })
-            .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
-        ),
+      accountIds.map((accountId) =>
+        this.perAccount
+          .run(accountId, () => this.remove(accountId, removal))
+          .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing session failed')),
+      ),
     );
   }
 
@@ -245,31 +255,6 @@ export class SessionRegistry {
       .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
 
-  private async renewLeases(): Promise<void> {
-    const { leaseTtlMs } = this.deps.ownership.timing;
-    await Promise.all(
-      this.accountIds().map(async (accountId) => {
-        try {
-          if (await this.deps.ownership.renew(accountId)) {
-            this.lastRenewed.set(accountId, Date.now());
-            return;
-          }
-          this.deps.logger.warn({ accountId }, 'lease lost to another connector: closing the socket here');
-        } catch (error) {
-          const last = this.lastRenewed.get(accountId) ?? 0;
-          this.deps.logger.error({ err: error, accountId }, 'lease renewal failed');
-          // Until the lease would have expired, nobody else may take the account: keep the socket.
-          if (Date.now() - last < leaseTtlMs) return;
-          this.deps.logger.warn({ accountId }, 'lease expired unrenewed: closing the socket here');
-        }
-        // The lease is lost or expired: nothing to release.
-        await this.perAccount.run(accountId, async () => {
-          await this.remove(accountId, { close: 'stop', release: false });
-        });
-      }),
-    );
-  }
-
   private async scanForUnownedAccounts(): Promise<void> {
     if (this.closing) return;
     try {
@@ -277,6 +262,8 @@ export class SessionRegistry {
       const isMine = this.deps.isMine ?? (() => true);
       const running = accounts.filter((a) => RUNNING_STATUSES.has(a.status)).map((a) => a._id);
       this.deps.onRunningListed?.(running);
+      const listed = new Set(accounts.map((a) => a._id));
+      for (const accountId of this.accountIds()) if (!listed.has(accountId)) void this.closeIfDeleted(accountId);
       const candidates = running.filter((id) => !this.sessions.has(id) && isMine(id));
       const unowned = await this.deps.ownership.unowned(candidates);
       this.deps.logger.debug({ accounts: accounts.length, candidates, unowned }, 'ownership scan');
@@ -296,6 +283,22 @@ export class SessionRegistry {
   }
 
   /**
+   * A session whose account the listing no longer shows. Its deletion normally ends it by command
+   * (`end`); should that command never come, the account is gone all the same (its lease with it),
+   * and a socket left open would write the messages it receives back into the deleted account.
+   * The listing may lag behind a new account, so only a strongly consistent read decides.
+   */
+  private async closeIfDeleted(accountId: string): Promise<void> {
+    await this.perAccount
+      .run(accountId, async () => {
+        if (!this.sessions.has(accountId) || (await findAccount(this.deps.table, accountId, true))) return;
+        this.deps.logger.warn({ accountId }, 'account deleted without its session being ended: closing the socket here');
+        await this.remove(accountId, { close: 'stop', release: false });
+      })
+      .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing the session of a deleted account failed'));
+  }
+
+  /**
    * The one way a session leaves: out of every per-account map first (so nothing renews or
    * reuses it while it closes), then closed, then its lease released. False when there was no
    * such session. Runs inside `perAccount`.
@@ -304,7 +307,6 @@ export class SessionRegistry {
     const session = this.sessions.get(accountId);
     if (!session || (removal.onlyIf && removal.onlyIf !== session)) return false;
     this.sessions.delete(accountId);
-    this.lastRenewed.delete(accountId);
     const final = typeof removal.final === 'function' ? removal.final(session) : removal.final;
     if (removal.close === 'logout') await session.logoutAndStop();
     else if (removal.close === 'stop') await session.stop(final, { leaseLost: !removal.release });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { lazyInboundPipeline } from '../../connector/lazy-inbound.js';
 import { networkOptionsFrom } from '../../connector/network-options.js';
 import { Ownership } from '../../connector/ownership/ownership.js';
@@ -6,6 +6,7 @@ import { SessionRegistry } from '../../connector/session/session-registry.js';
 import { sessionEvents } from '../../connector/session/session-events.js';
 import { createAccount } from '../../core/store/accounts.js';
 import { findLease } from '../../core/store/leases.js';
+import { registerHeartbeat } from '../../core/store/connectors.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 /**
@@ -13,11 +14,15 @@ import { silentLogger, useTestStack } from '../support/test-stack.js';
  * while a resume of one of its accounts is between its first check and the session's
  * registration; the hand-over closes only the sessions registered by then. The start must notice
  * and let the account go, or it runs on a connector that no longer owns its shard, its lease
- * renewed there, and the shard's new owner never starts it.
+ * held there, and the shard's new owner never starts it. The same for a heartbeat lost midway:
+ * the lease was written with an epoch that is dead, so another connector may take the account.
  */
 describe('session registry: a start that loses its shard or meets a shutdown midway', () => {
   const ctx = useTestStack();
-  const ownership = () => new Ownership(ctx.table, 'registry-test:1:aa', { leaseTtlMs: 30_000, renewEveryMs: 10_000, scanEveryMs: 60_000 });
+  const timing = { leaseTtlMs: 30_000, renewEveryMs: 10_000, scanEveryMs: 60_000 };
+  const holder: { epoch: string | undefined } = { epoch: 'epoch-1' };
+  const ownership = () => new Ownership(ctx.table, 'registry-test:1:aa', timing, holder);
+  beforeAll(() => registerHeartbeat(ctx.table, 'registry-test:1:aa', 'epoch-1', timing.leaseTtlMs));
 
   function registry(isMine: (accountId: string) => boolean, own = ownership()) {
     const { config, clients } = ctx.stack;
@@ -54,5 +59,23 @@ describe('session registry: a start that loses its shard or meets a shutdown mid
     expect(await sessions.start('closing', 'resume')).toBe('owned_elsewhere');
     expect(sessions.accountIds()).toEqual([]);
     expect(await findLease(ctx.table, 'closing')).toBeUndefined();
+  });
+
+  it('the heartbeat lost during the start: no session (the drop has passed it by), the lease released', async () => {
+    await createAccount(ctx.table, { id: 'orphaned', collectionName: 'auth_orphaned', status: 'reconnecting' });
+    // Lost while the start takes the lease: the lease's epoch is dead to the others from then on.
+    let checks = 0;
+    const sessions = registry(() => {
+      if (++checks === 2) holder.epoch = undefined;
+      return true;
+    });
+    try {
+      expect(await sessions.start('orphaned', 'resume')).toBe('owned_elsewhere');
+      expect(checks).toBe(2);
+      expect(sessions.accountIds()).toEqual([]);
+      expect(await findLease(ctx.table, 'orphaned')).toBeUndefined();
+    } finally {
+      holder.epoch = 'epoch-1';
+    }
   });
 });

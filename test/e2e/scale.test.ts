@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf } from '../../core/shards.js';
 import { listShardLeases } from '../../core/store/connectors.js';
-import { findLease } from '../../core/store/leases.js';
+import { findLease, isLeaseHeld } from '../../core/store/leases.js';
+import { listHeartbeats } from '../../core/store/connectors.js';
 import { findMessage } from '../../core/store/messages.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { startGateway, type Gateway } from './support/gateway.js';
@@ -47,10 +48,11 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
   /** Account ids by the pid in their lease's owner. */
   async function ownersByPid(): Promise<Map<number, string[]>> {
     const owners = new Map<number, string[]>();
+    const heartbeats = await listHeartbeats(gw.table);
     for (const account of accounts) {
       const lease = await findLease(gw.table, account.id);
-      const pid = Number(lease?.owner.split(':')[1]);
-      if (!lease || lease.leaseExpiresAt < Date.now()) continue;
+      if (!isLeaseHeld(lease, heartbeats)) continue;
+      const pid = Number(lease.owner.split(':')[1]);
       owners.set(pid, [...(owners.get(pid) ?? []), account.id]);
     }
     return owners;
