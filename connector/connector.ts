@@ -100,14 +100,13 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ...deps.ownership,
   };
   const ownerId = newOwnerId();
-  // Holds every account lease of this process: beats in a loop of its own from here on.
+  // Holds every account and shard lease of this process: beats in a loop of its own from here on.
   const heartbeat = await ConnectorHeartbeat.start({
     table,
     connectorId: ownerId,
     ttlMs: timing.leaseTtlMs,
     everyMs: timing.renewEveryMs,
     logger,
-    onLost: (why) => void registry.dropAll(why),
   });
   const ownership = new Ownership(table, ownerId, timing, heartbeat);
   const shardCount = config.COMMAND_SHARDS;
@@ -130,6 +129,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       weights = accountsPerShard(accountIds, shardCount);
     },
   });
+  // Sockets first: the shard balancer's own listener (below) then stops the shards' commands.
+  heartbeat.onLost((why) => void registry.dropAll(why));
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
   // Served before the accounts resume: resuming a thousand takes minutes, and that is when the
   // sessions' statuses and the process's memory are worth watching.
@@ -174,7 +175,6 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ownerId: ownership.ownerId,
     heartbeat,
     shardCount,
-    leaseTtlMs: timing.leaseTtlMs,
     everyMs: timing.renewEveryMs,
     logger,
     owned: ownedShards,
@@ -184,9 +184,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       // A resume can take minutes: a shard given up meanwhile (rebalance, stop) is not polled.
       for (const shard of acquired) if (ownedShards.has(shard)) commands.start(shard);
     },
-    async onReleasing(shard) {
+    async onReleasing(shard, lost) {
       await commands.stop(shard);
-      await registry.handOver((accountId) => shardOf(accountId, shardCount) === shard);
+      await registry.handOver((accountId) => shardOf(accountId, shardCount) === shard, { lost });
     },
   });
 

@@ -59,10 +59,10 @@ export const configSchema = z.object({
     ),
   CONNECTORS: positiveInt(1).describe('`npm start` only: connector processes to run (`1`: the connector runs in the same process)'),
   LEASE_TTL_MS: positiveInt(20_000).describe(
-    "How long a connector's heartbeat (which holds its account leases) and shard leases last unrenewed: the takeover time after a connector dies",
+    "How long a connector's heartbeat (which holds its shard and account leases) lasts without a beat: the takeover time after a connector dies",
   ),
   LEASE_RENEW_MS: positiveInt(5_000).describe(
-    'How often a connector beats its heartbeat, renews its shard leases and rebalances shards (well under LEASE_TTL_MS)',
+    'How often a connector extends its heartbeat and rebalances shards (well under LEASE_TTL_MS)',
   ),
   OWNERSHIP_SCAN_MS: positiveInt(5_000).describe('How often a connector looks for accounts of its shards that no connector runs'),
   IDLE_COLLECT_MS: z.coerce

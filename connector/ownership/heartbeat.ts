@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../core/logger.js';
-import { beat, markLeaving, registerHeartbeat, removeHeartbeat } from '../../core/store/connectors.js';
+import { beat, markLeaving, registerHeartbeat, removeHeartbeat } from '../../core/store/heartbeats.js';
 import type { Table } from '../../core/store/table.js';
 
 export interface HeartbeatDeps {
@@ -10,16 +10,11 @@ export interface HeartbeatDeps {
   ttlMs: number;
   everyMs: number;
   logger: Logger;
-  /**
-   * The heartbeat may be dead to the others (declared dead, or not extended in time): every
-   * account lease it held is gone, so every socket must close now, without releasing.
-   */
-  onLost(why: string): void;
 }
 
 /**
- * A connector's heartbeat (core/store/connectors.ts): the one record whose beats keep all its
- * account leases. Beats every `everyMs` in a loop of its own, so that nothing else the
+ * A connector's heartbeat (core/store/heartbeats.ts): the one record whose beats keep all its
+ * account and shard leases. Beats every `everyMs` in a loop of its own, so that nothing else the
  * connector does (a round of the shard balancer, a resume of many accounts) can delay them.
  *
  * An epoch ends when the heartbeat is found declared dead, or when a beat has not landed before
@@ -34,6 +29,7 @@ export class ConnectorHeartbeat {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly lostListeners: ((why: string) => void)[] = [];
 
   private constructor(private readonly deps: HeartbeatDeps) {}
 
@@ -44,7 +40,16 @@ export class ConnectorHeartbeat {
     return heartbeat;
   }
 
-  /** The epoch the account leases are written with; undefined while none is live. */
+  /**
+   * `listener` runs when the heartbeat may be dead to the others (declared dead, or not extended
+   * in time): every lease it held may be taken from then on, so what they guard must stop now
+   * (sockets closed, command queues no longer polled), nothing released.
+   */
+  onLost(listener: (why: string) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  /** The epoch the leases are written with; undefined while none is live. */
   get epoch(): string | undefined {
     return this.current;
   }
@@ -106,6 +111,6 @@ export class ConnectorHeartbeat {
     this.current = undefined;
     clearTimeout(this.deadlineTimer);
     this.deps.logger.warn({ why, liveUntil: this.liveUntil }, 'heartbeat lost: closing every socket here, then registering again');
-    this.deps.onLost(why);
+    for (const listener of this.lostListeners) listener(why);
   }
 }

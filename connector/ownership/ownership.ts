@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { declareDead, listHeartbeats } from '../../core/store/connectors.js';
-import { acquireLease, findLease, findLeases, isLeaseHeld, releaseLease, takeOverLease } from '../../core/store/leases.js';
+import { listHeartbeats } from '../../core/store/heartbeats.js';
+import { acquireLease, findLease, findLeases, isLeaseHeld, releaseLease } from '../../core/store/leases.js';
 import type { Table } from '../../core/store/table.js';
 
 export interface OwnershipTiming {
@@ -38,19 +38,9 @@ export class Ownership {
     return this.heartbeat.epoch;
   }
 
-  /**
-   * Takes the account's lease for `epoch`: when it is free or ours, or when its owner's heartbeat
-   * has expired (declared dead first, so that the owner can never extend it again).
-   */
-  async acquire(accountId: string, epoch: string): Promise<boolean> {
-    if (await acquireLease(this.table, accountId, this.ownerId, epoch)) return true;
-    const seen = await findLease(this.table, accountId);
-    // Released meanwhile: one more try.
-    if (!seen) return acquireLease(this.table, accountId, this.ownerId, epoch);
-    // A lease of the older kind that has not expired (the write above takes expired ones).
-    if (seen.epoch === undefined) return false;
-    if (!(await declareDead(this.table, seen.owner, seen.epoch))) return false;
-    return takeOverLease(this.table, seen, this.ownerId, epoch);
+  /** Takes the account's lease for `epoch` (free, ours, or its owner's heartbeat expired: lease-writes.ts). */
+  acquire(accountId: string, epoch: string): Promise<boolean> {
+    return acquireLease(this.table, accountId, this.ownerId, epoch);
   }
 
   release(accountId: string): Promise<void> {

@@ -1,16 +1,21 @@
 import type { Logger } from '../../core/logger.js';
-import { acquireShard, handShard, listShardLeases, liveConnectors, releaseShard, renewShard } from '../../core/store/connectors.js';
+import { acquireShard, handShard, listShardLeases, releaseShard, type ShardLease } from '../../core/store/connectors.js';
+import { listHeartbeats, liveConnectors } from '../../core/store/heartbeats.js';
 import type { Table } from '../../core/store/table.js';
 import { heirsOnLeaving, planShare, type ShareInput } from './fair-share.js';
+import type { ConnectorHeartbeat } from './heartbeat.js';
 
 export interface ShardBalancerDeps {
   table: Table;
   ownerId: string;
-  /** This connector's heartbeat (heartbeat.ts), written before the first round: a stop marks it leaving. */
-  heartbeat: { markLeaving(): Promise<void> };
+  /**
+   * This connector's heartbeat (heartbeat.ts), registered before the first round: it holds the
+   * shard leases (taken with its epoch), its loss gives every shard up at once, a stop marks it
+   * leaving.
+   */
+  heartbeat: Pick<ConnectorHeartbeat, 'epoch' | 'onLost' | 'markLeaving'>;
   shardCount: number;
-  leaseTtlMs: number;
-  /** Round period: renewals, rebalancing. */
+  /** Round period: rebalancing. */
   everyMs: number;
   logger: Logger;
   /**
@@ -24,10 +29,11 @@ export interface ShardBalancerDeps {
   /** Shards just acquired: resume their accounts, then poll the command queues of those still held (it runs beside the rounds). */
   onAcquired(shards: number[]): Promise<void>;
   /**
-   * A shard being given up (or already lost): stop polling its queue, finish its commands in
-   * flight, close its sockets and release its account leases. The shard lease is released after.
+   * A shard being given up: stop polling its queue, finish its commands in flight, close its
+   * sockets and release its account leases (`lost`: the shard may be another connector's
+   * already, its leases no longer ours to release). The shard lease is released after.
    */
-  onReleasing(shard: number): Promise<void>;
+  onReleasing(shard: number, lost: boolean): Promise<void>;
 }
 
 export interface ShardBalancer {
@@ -38,13 +44,14 @@ export interface ShardBalancer {
 }
 
 /**
- * The fair-share loop of one connector (docs/design.md, Scale-out): every `everyMs` it renews
- * its shard leases, reads everyone's heartbeats (written by heartbeat.ts) and shard leases, and
- * gives up or takes shards by connector/ownership/fair-share.ts. Rounds never overlap. The first
- * round has run when `startShardBalancer` resolves.
+ * The fair-share loop of one connector (docs/design.md, Scale-out): every `everyMs` it reads
+ * everyone's heartbeats and shard leases, and gives up or takes shards by
+ * connector/ownership/fair-share.ts. Rounds never overlap. The first round has run when
+ * `startShardBalancer` resolves. The shard leases are held by the heartbeat (heartbeat.ts), not
+ * renewed here: when it is lost, every shard is given up at once.
  */
 export async function startShardBalancer(deps: ShardBalancerDeps): Promise<ShardBalancer> {
-  const { table, ownerId, shardCount, leaseTtlMs, logger } = deps;
+  const { table, ownerId, shardCount, logger } = deps;
   const { owned } = deps;
   let stopped = false;
   let rounds = 0;
@@ -53,8 +60,8 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   let timer: NodeJS.Timeout | undefined;
 
   /**
-   * Shards being handed over, with their heir: still renewed (a slow hand-over must not let them
-   * expire), planned with as the heir's (or nobody's), never taken back meanwhile.
+   * Shards being handed over, with their heir: still held (the heartbeat keeps them while a slow
+   * hand-over runs), planned with as the heir's (or nobody's), never taken back meanwhile.
    */
   const releasing = new Map<number, { work: Promise<void>; heir: string | undefined }>();
   const giveUp = (shard: number, why: 'rebalance' | 'lost' | 'stop', heir?: string): Promise<void> => {
@@ -63,7 +70,7 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
     if (existing) return existing.work;
     const work = (async () => {
       try {
-        await deps.onReleasing(shard);
+        await deps.onReleasing(shard, why === 'lost');
       } catch (error) {
         logger.error({ err: error, shard }, 'handing a shard over failed');
       }
@@ -74,40 +81,52 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
     return work;
   };
 
-  /** Everyone's heartbeats and shard leases, with this connector's hand-overs in flight as their heir's. */
-  async function shareInput(listed: readonly number[]): Promise<ShareInput> {
-    const [connectors, found] = await Promise.all([liveConnectors(table), listShardLeases(table)]);
-    const leases = found.map((lease) => {
+  // The heartbeat's epoch is over: another connector may take any shard held with it.
+  deps.heartbeat.onLost(() => {
+    for (const shard of [...owned]) void giveUp(shard, 'lost');
+  });
+
+  /**
+   * Everyone's heartbeats and shard leases, with this connector's hand-overs in flight as their
+   * heir's; `stored`: the leases as read (with their owner's heartbeat's expiry).
+   */
+  async function shareInput(listed: readonly number[]): Promise<ShareInput & { stored: ShardLease[] }> {
+    const heartbeats = await listHeartbeats(table);
+    const [connectors, stored] = await Promise.all([liveConnectors(table, Date.now(), heartbeats), listShardLeases(table, heartbeats)]);
+    const leases = stored.map((lease) => {
       const handing = releasing.get(lease.shard);
       return handing ? { ...lease, owner: handing.heir ?? '' } : lease;
     });
     const weights = Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
-    return { me: ownerId, connectors, leases, weights, now: Date.now() };
+    return { me: ownerId, connectors, leases, weights, now: Date.now(), stored };
   }
 
   async function round(): Promise<void> {
-    const now = Date.now();
-    for (const shard of [...owned, ...releasing.keys()]) {
-      if (await renewShard(table, shard, ownerId, leaseTtlMs, now)) continue;
-      if (!owned.has(shard)) continue;
-      logger.warn({ shard }, 'shard lease lost to another connector');
-      void giveUp(shard, 'lost');
-    }
     const listed = deps.weights();
     if (stopped || !listed) return;
     const input = await shareInput(listed);
+    // A held shard whose lease is no longer this connector's (removed by hand, or its epoch
+    // over before the loss was noticed) stops here at once.
+    const stored = new Map(input.stored.map((lease) => [lease.shard, lease]));
+    for (const shard of [...owned]) {
+      const lease = stored.get(shard);
+      if (lease?.owner === ownerId && lease.until >= input.now) continue;
+      logger.warn({ shard }, 'shard lease lost');
+      void giveUp(shard, 'lost');
+    }
     const plan = planShare(input);
-    // Hand-overs run beside the rounds, so that renewals never wait for one.
+    // Hand-overs run beside the rounds, so that a round never waits for one.
     for (const { shard, heir } of plan.give) void giveUp(shard, 'rebalance', heir);
-    const wanted = stopped ? [] : plan.take.filter((shard) => !releasing.has(shard));
-    const won = await Promise.all(wanted.map((shard) => acquireShard(table, shard, ownerId, leaseTtlMs)));
-    const acquired = wanted.filter((_, index) => won[index]);
+    const epoch = deps.heartbeat.epoch;
+    const wanted = stopped || !epoch ? [] : plan.take.filter((shard) => !releasing.has(shard));
+    const won = await Promise.all(wanted.map((shard) => acquireShard(table, shard, ownerId, epoch ?? '')));
+    // Taken with an epoch lost meanwhile: that lease is dead to the others, the shard not ours.
+    const acquired = deps.heartbeat.epoch === epoch ? wanted.filter((_, index) => won[index]) : [];
     for (const shard of acquired) owned.add(shard);
     if (acquired.length > 0) {
       logger.info({ shards: acquired, owned: owned.size, connectors: input.connectors.length }, 'shards acquired');
       // Resuming a shard's accounts takes about a second each under load: it runs beside the
-      // rounds (one resume at a time), so that the heartbeat and the renewals never wait for it.
-      // Waiting, a connector taking 60 accounts let its leases expire and lost its shards again.
+      // rounds (one resume at a time), so that the rounds never wait for it.
       resuming = resuming
         .then(() => deps.onAcquired(acquired))
         .catch((error: unknown) => logger.error({ err: error, shards: acquired }, 'starting acquired shards failed'));

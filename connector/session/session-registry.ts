@@ -44,6 +44,9 @@ interface Removal {
   onlyIf?: AccountSession;
 }
 
+/** A lease that may be another connector's already: the socket closes, nothing is released or written. */
+const LEASE_LOST: Removal = { close: 'stop', release: false };
+
 /**
  * The sessions this connector runs, each guarded by a lease: a session exists only while its
  * lease is held, and the leases are held by the connector's heartbeat (ownership/heartbeat.ts):
@@ -212,10 +215,13 @@ export class SessionRegistry {
   /**
    * Graceful hand-over of the accounts `which` selects (their shard goes to another connector):
    * sockets closed, status `reconnecting` until the next owner resumes them, leases released so
-   * that it can at once. The caller has stopped their commands first.
+   * that it can at once. The caller has stopped their commands first. `lost`: the shard may be
+   * another connector's already, so its sessions go as in `dropAll` (nothing released, no status).
    */
-  handOver(which: (accountId: string) => boolean): Promise<void> {
-    return this.removeEach(this.accountIds().filter(which), {
+  handOver(which: (accountId: string) => boolean, { lost = false }: { lost?: boolean } = {}): Promise<void> {
+    const accountIds = this.accountIds().filter(which);
+    if (lost) return this.removeEach(accountIds, LEASE_LOST);
+    return this.removeEach(accountIds, {
       close: 'stop',
       final: (session) =>
         session.status !== 'not_started' && session.status !== 'logged_out'
@@ -234,7 +240,7 @@ export class SessionRegistry {
   dropAll(why: string): Promise<void> {
     const accountIds = this.accountIds();
     if (accountIds.length > 0) this.deps.logger.warn({ why, accounts: accountIds.length }, 'leases lost: closing every socket here');
-    return this.removeEach(accountIds, { close: 'stop', release: false });
+    return this.removeEach(accountIds, LEASE_LOST);
   }
 
   private async removeEach(accountIds: string[], removal: Removal): Promise<void> {
@@ -293,7 +299,7 @@ export class SessionRegistry {
       .run(accountId, async () => {
         if (!this.sessions.has(accountId) || (await findAccount(this.deps.table, accountId, true))) return;
         this.deps.logger.warn({ accountId }, 'account deleted without its session being ended: closing the socket here');
-        await this.remove(accountId, { close: 'stop', release: false });
+        await this.remove(accountId, LEASE_LOST);
       })
       .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'closing the session of a deleted account failed'));
   }

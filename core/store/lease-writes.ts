@@ -1,69 +1,64 @@
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
 import type { Key } from '../keys.js';
-import { toAttributes } from './attributes.js';
+import { declareDead, ttlOf } from './heartbeats.js';
 import { writeIfCondition, type Table } from './table.js';
 
 /**
  * The conditional writes behind every lease: an account's (leases.ts) and a shard's
- * (connectors.ts). A lease names its owner and expires unless renewed; `expiryAttribute` holds
- * that moment (Unix ms of the writer's clock), `expiresAt` (epoch seconds, the table's TTL) lets
- * DynamoDB remove leases nobody holds any more.
+ * (connectors.ts). A lease names its owner and the `epoch` of the owner's heartbeat
+ * (heartbeats.ts), and lives as long as that heartbeat does: it is never renewed itself. Leases
+ * of the older kind carry their own expiry instead (`expiryAttribute`, Unix ms of the writer's
+ * clock); a handed-over shard lease has one too, already past.
  */
 export interface LeaseSpot {
   key: Key;
   expiryAttribute: string;
 }
 
-const TTL_GRACE_SECONDS = 24 * 60 * 60;
-export const ttlOf = (until: number) => Math.floor(until / 1000) + TTL_GRACE_SECONDS;
-
 const FREE_OR_MINE = 'attribute_not_exists(pk) OR #until < :now OR #owner = :owner';
 const MINE = '#owner = :owner';
 const names = (spot: LeaseSpot) => ({ '#owner': 'owner', '#until': spot.expiryAttribute });
 
-/** Takes the lease when it is absent, expired or already ours; false when another owner holds it. */
-export function takeLease(
+/**
+ * Takes a lease for `epoch` of the owner's heartbeat. At once when it is absent, expired (of the
+ * older kind, or handed over) or already ours (of any epoch: an older epoch of ours is dead, and
+ * we are its only heir). When another connector's heartbeat holds it, only once that heartbeat
+ * has expired: it is declared dead first, so that its owner can never extend it again, then the
+ * lease read is replaced (on condition that it is still the one read). False when a live owner
+ * holds it, or another taker came first.
+ */
+export async function acquireHeldLease(
   table: Table,
   spot: LeaseSpot,
   attributes: Record<string, unknown>,
   owner: string,
-  ttlMs: number,
-  now: number,
+  epoch: string,
+  now = Date.now(),
 ): Promise<boolean> {
-  const until = now + ttlMs;
-  return writeIfCondition(
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...spot.key, ...attributes, owner, [spot.expiryAttribute]: until, expiresAt: ttlOf(until) },
-        ConditionExpression: FREE_OR_MINE,
-        ExpressionAttributeNames: names(spot),
-        ExpressionAttributeValues: { ':now': now, ':owner': owner },
-      }),
-    ),
-  );
-}
-
-/**
- * Extends a lease we hold; false when it is no longer ours (the caller gives up what it covers at
- * once). Through the raw client: every account's and shard's lease is renewed every few seconds.
- */
-export function extendLease(table: Table, spot: LeaseSpot, owner: string, ttlMs: number, now: number): Promise<boolean> {
-  const until = now + ttlMs;
-  return writeIfCondition(
-    table.raw.send(
-      new UpdateItemCommand({
-        TableName: table.name,
-        Key: toAttributes(spot.key),
-        UpdateExpression: 'SET #until = :until, expiresAt = :ttl',
-        ConditionExpression: MINE,
-        ExpressionAttributeNames: names(spot),
-        ExpressionAttributeValues: toAttributes({ ':owner': owner, ':until': until, ':ttl': ttlOf(until) }),
-      }),
-    ),
-  );
+  const put = (condition: string, extraNames: Record<string, string>, values: Record<string, unknown>) =>
+    writeIfCondition(
+      table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: { ...spot.key, ...attributes, owner, epoch },
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#owner': 'owner', ...extraNames },
+          ExpressionAttributeValues: values,
+        }),
+      ),
+    );
+  const takeFree = () => put(FREE_OR_MINE, { '#until': spot.expiryAttribute }, { ':now': now, ':owner': owner });
+  if (await takeFree()) return true;
+  const found = await table.doc.send(new GetCommand({ TableName: table.name, Key: spot.key, ConsistentRead: true }));
+  // Released meanwhile: one more try.
+  if (!found.Item) return takeFree();
+  const seenOwner: unknown = found.Item.owner;
+  const seenEpoch: unknown = found.Item.epoch;
+  // A lease of the older kind that has not expired.
+  if (typeof seenOwner !== 'string' || typeof seenEpoch !== 'string') return false;
+  if (!(await declareDead(table, seenOwner, seenEpoch))) return false;
+  return put('#owner = :seenOwner AND epoch = :seenEpoch', {}, { ':seenOwner': seenOwner, ':seenEpoch': seenEpoch });
 }
 
 /** Gives a lease up so that another owner takes it at once; a lease not ours is left alone. */
@@ -85,7 +80,7 @@ export async function dropLease(table: Table, spot: LeaseSpot, owner: string): P
 
 /**
  * Gives a lease up while keeping its record: no owner, expired at once, naming its `heir` (who
- * should take it next). Anyone may take it from then on (takeLease); a lease not ours is left alone.
+ * should take it next). Anyone may take it from then on (acquireHeldLease); a lease not ours is left alone.
  */
 export async function handLease(table: Table, spot: LeaseSpot, owner: string, heir: string, now: number): Promise<void> {
   try {

@@ -1,18 +1,18 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { leaseKey } from '../keys.js';
 import { batchGet } from './batch.js';
-import type { Heartbeat } from './connectors.js';
-import { dropLease, type LeaseSpot } from './lease-writes.js';
-import { withoutKeys, writeIfCondition, type Table } from './table.js';
+import type { Heartbeat } from './heartbeats.js';
+import { acquireHeldLease, dropLease, type LeaseSpot } from './lease-writes.js';
+import { withoutKeys, type Table } from './table.js';
 
 /**
  * Ownership of an account's WhatsApp socket: exactly one connector may hold it. A lease names its
- * owner and the `epoch` of the owner's heartbeat (connectors.ts), and lives as long as that
+ * owner and the `epoch` of the owner's heartbeat (heartbeats.ts), and lives as long as that
  * heartbeat does: a connector keeps all its accounts with one write every few seconds, however
  * many it runs. When a connector dies its heartbeat expires, and another connector takes an
  * account over in two conditional writes: it declares the heartbeat dead (after which the owner
- * can never extend it), then replaces the lease it read.
+ * can never extend it), then replaces the lease it read (lease-writes.ts, acquireHeldLease).
  *
  *   owner A:  acquire ──beat──beat──beat─╳ (dies)
  *   owner B:  acquire? A's heartbeat live: no ..........│...... acquire? A's heartbeat expired:
@@ -32,40 +32,11 @@ export type Lease = z.infer<typeof leaseSchema>;
 const accountLease = (accountId: string): LeaseSpot => ({ key: leaseKey(accountId), expiryAttribute: 'leaseExpiresAt' });
 
 /**
- * Takes the lease when it is absent, an expired lease of the older kind, or already ours (of any
- * epoch: an older epoch of ours is dead, and we are its only heir). False otherwise: another
- * connector's lease, which `takeOverLease` may replace once its heartbeat is declared dead.
+ * Takes the account's lease for `epoch` of this connector's heartbeat: when it is free or ours, or
+ * when its owner's heartbeat has expired (declared dead first). False when a live connector holds it.
  */
 export function acquireLease(table: Table, accountId: string, owner: string, epoch: string, now = Date.now()): Promise<boolean> {
-  return writeIfCondition(
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...leaseKey(accountId), accountId, owner, epoch },
-        ConditionExpression: 'attribute_not_exists(pk) OR #until < :now OR #owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner', '#until': 'leaseExpiresAt' },
-        ExpressionAttributeValues: { ':now': now, ':owner': owner },
-      }),
-    ),
-  );
-}
-
-/**
- * Replaces `seen` (a lease whose heartbeat was declared dead) with ours; false when the lease
- * changed since it was read (released, or taken by someone else first).
- */
-export function takeOverLease(table: Table, seen: Lease, owner: string, epoch: string): Promise<boolean> {
-  return writeIfCondition(
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: { ...leaseKey(seen.accountId), accountId: seen.accountId, owner, epoch },
-        ConditionExpression: '#owner = :seenOwner AND epoch = :seenEpoch',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':seenOwner': seen.owner, ':seenEpoch': seen.epoch ?? '' },
-      }),
-    ),
-  );
+  return acquireHeldLease(table, accountLease(accountId), { accountId }, owner, epoch, now);
 }
 
 /** Gives a lease up so another connector may take the account at once; a lease not ours is left alone. */

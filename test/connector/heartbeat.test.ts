@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorHeartbeat } from '../../connector/ownership/heartbeat.js';
 import { accountKey, connectorKey, leaseKey } from '../../core/keys.js';
-import { declareDead, listHeartbeats } from '../../core/store/connectors.js';
+import { declareDead, listHeartbeats } from '../../core/store/heartbeats.js';
 import { findLease } from '../../core/store/leases.js';
 import { findMessage } from '../../core/store/messages.js';
 import { connectByCommand, sendTextByCommand } from '../e2e/support/commands.js';
@@ -30,8 +30,8 @@ describe('connector heartbeat', () => {
       ttlMs,
       everyMs,
       logger: silentLogger,
-      onLost: (why) => lost.push(why),
     });
+    heartbeat.onLost((why) => lost.push(why));
     started.push(heartbeat);
     return { heartbeat, lost };
   }

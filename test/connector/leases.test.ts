@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ownership, type LeaseHolder } from '../../connector/ownership/ownership.js';
-import { beat, declareDead, listHeartbeats, registerHeartbeat } from '../../core/store/connectors.js';
+import { beat, declareDead, listHeartbeats, registerHeartbeat } from '../../core/store/heartbeats.js';
 import { leaseKey } from '../../core/keys.js';
 import { findLease, findLeases, isLeaseHeld, releaseLease } from '../../core/store/leases.js';
 import { tableOf, type Table } from '../../core/store/table.js';

@@ -6,7 +6,7 @@ import { SessionRegistry } from '../../connector/session/session-registry.js';
 import { sessionEvents } from '../../connector/session/session-events.js';
 import { createAccount } from '../../core/store/accounts.js';
 import { findLease } from '../../core/store/leases.js';
-import { registerHeartbeat } from '../../core/store/connectors.js';
+import { registerHeartbeat } from '../../core/store/heartbeats.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 /**

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountsPerShard } from '../../connector/ownership/fair-share.js';
 import { startShardBalancer, type ShardBalancer } from '../../connector/ownership/shard-balancer.js';
 import { ConnectorHeartbeat } from '../../connector/ownership/heartbeat.js';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { listShardLeases } from '../../core/store/connectors.js';
+import { listHeartbeats } from '../../core/store/heartbeats.js';
+import { connectorKey } from '../../core/keys.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
 import { waitFor } from '../support/wait.js';
@@ -26,6 +29,8 @@ interface Member {
   heartbeat: ConnectorHeartbeat;
   acquired: number[];
   released: number[];
+  /** Given up because the heartbeat that held them was lost. */
+  lost: number[];
 }
 
 describe('shard balancers sharing one table', () => {
@@ -41,16 +46,14 @@ describe('shard balancers sharing one table', () => {
       ttlMs: 3_000,
       everyMs: 100,
       logger: silentLogger,
-      onLost: () => undefined,
     });
-    const member: Member = { id, owned, acquired: [], released: [], heartbeat, balancer: undefined as unknown as ShardBalancer };
+    const member: Member = { id, owned, acquired: [], released: [], lost: [], heartbeat, balancer: undefined as unknown as ShardBalancer };
     members.push(member);
     member.balancer = await startShardBalancer({
       table,
       ownerId: id,
       heartbeat,
       shardCount: SHARDS,
-      leaseTtlMs: 3_000,
       everyMs: 100,
       logger: silentLogger,
       weights: () => weights,
@@ -58,8 +61,9 @@ describe('shard balancers sharing one table', () => {
       async onAcquired(shards) {
         member.acquired.push(...shards);
       },
-      async onReleasing(shard) {
+      async onReleasing(shard, lost) {
         member.released.push(shard);
+        if (lost) member.lost.push(shard);
       },
     });
     return member;
@@ -128,5 +132,21 @@ describe('shard balancers sharing one table', () => {
     const reshuffled = staying.flatMap((member) => [...kept.get(member.id)!].filter((shard) => !member.owned.has(shard)));
     expect(reshuffled.length).toBeLessThanOrEqual(2);
     for (const shard of orphans) expect(staying.some((member) => member.owned.has(shard))).toBe(true);
+  });
+
+  it('a heartbeat declared dead: its connector gives every shard up at once, and every shard is held again', async () => {
+    const victim = members.find((member) => member.id === 'A')!;
+    const held = [...victim.owned];
+    const epoch = victim.heartbeat.epoch;
+    expect(held.length).toBeGreaterThan(0);
+    // What a takeover does to an expired heartbeat (here without waiting for it to expire).
+    await table.doc.send(new DeleteCommand({ TableName: table.name, Key: connectorKey('A') }));
+    await waitFor('every shard of the victim given up as lost', () => held.every((shard) => victim.lost.includes(shard)));
+    await waitForBalance(members);
+    expect(victim.heartbeat.epoch).not.toBe(epoch);
+    // Whoever holds a shard now holds it under its live epoch.
+    const heartbeats = await listHeartbeats(table);
+    for (const lease of await listShardLeases(table)) expect(lease.until).toBeGreaterThanOrEqual(Date.now() - 1_000);
+    expect(heartbeats.get('A')?.epoch).toBe(victim.heartbeat.epoch);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf } from '../../core/shards.js';
 import { listShardLeases } from '../../core/store/connectors.js';
 import { findLease, isLeaseHeld } from '../../core/store/leases.js';
-import { listHeartbeats } from '../../core/store/connectors.js';
+import { listHeartbeats } from '../../core/store/heartbeats.js';
 import { findMessage } from '../../core/store/messages.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { startGateway, type Gateway } from './support/gateway.js';
