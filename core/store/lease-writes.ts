@@ -16,6 +16,23 @@ export interface LeaseSpot {
   expiryAttribute: string;
 }
 
+/**
+ * Heartbeat epochs this process has seen declared dead (`connectorId` and epoch). An epoch never
+ * lives again once dead (a registration draws a new one), so the many leases of a dead connector
+ * are taken over with one declaration, not one each. Bounded: the oldest are forgotten first.
+ */
+const deadEpochs = new Set<string>();
+const DEAD_EPOCHS_KEPT = 1_000;
+
+async function isDead(table: Table, owner: string, epoch: string): Promise<boolean> {
+  const id = `${owner}\n${epoch}`;
+  if (deadEpochs.has(id)) return true;
+  if (!(await declareDead(table, owner, epoch))) return false;
+  deadEpochs.add(id);
+  if (deadEpochs.size > DEAD_EPOCHS_KEPT) deadEpochs.delete(deadEpochs.values().next().value as string);
+  return true;
+}
+
 const FREE_OR_MINE = 'attribute_not_exists(pk) OR #until < :now OR #owner = :owner';
 const MINE = '#owner = :owner';
 const names = (spot: LeaseSpot) => ({ '#owner': 'owner', '#until': spot.expiryAttribute });
@@ -57,7 +74,7 @@ export async function acquireHeldLease(
   const seenEpoch: unknown = found.Item.epoch;
   // A lease of the older kind that has not expired.
   if (typeof seenOwner !== 'string' || typeof seenEpoch !== 'string') return false;
-  if (!(await declareDead(table, seenOwner, seenEpoch))) return false;
+  if (!(await isDead(table, seenOwner, seenEpoch))) return false;
   return put('#owner = :seenOwner AND epoch = :seenEpoch', {}, { ':seenOwner': seenOwner, ':seenEpoch': seenEpoch });
 }
 

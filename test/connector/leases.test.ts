@@ -5,6 +5,7 @@ import { leaseKey } from '../../core/keys.js';
 import { findLease, findLeases, isLeaseHeld, releaseLease } from '../../core/store/leases.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { countedTable } from '../support/counted-table.js';
 import { startTestStack, type TestStack } from '../support/test-stack.js';
 
 /**
@@ -52,6 +53,24 @@ describe('account ownership leases', () => {
     expect(await b.acquire('acc2', 'b2-e1')).toBe(true);
     expect(await findLease(table, 'acc2')).toMatchObject({ owner: 'B2', epoch: 'b2-e1' });
     expect(await beat(table, 'A2', 'a2-e1', TTL)).toBe(false);
+  });
+
+  it("a dead connector's many leases are taken over with one declaration of its heartbeat", async () => {
+    await registerHeartbeat(table, 'A8', 'a8-e1', TTL, Date.now() - TTL - 1_000);
+    await registerHeartbeat(table, 'B8', 'b8-e1', TTL);
+    const accounts = ['acc8a', 'acc8b', 'acc8c'];
+    for (const accountId of accounts) expect(await ownershipOf('A8', 'a8-e1').acquire(accountId, 'a8-e1')).toBe(true);
+    const counted = countedTable(stack.config);
+    try {
+      const b = new Ownership(counted.table, 'B8', timing, holder('b8-e1'));
+      for (const accountId of accounts) expect(await b.acquire(accountId, 'b8-e1')).toBe(true);
+      // One DeleteItem (the declaration); each lease: the refused put, the read, the put that replaces it.
+      expect(counted.counts.get('DeleteItemCommand')).toBe(1);
+      expect(counted.counts.get('PutItemCommand')).toBe(2 * accounts.length);
+      expect(counted.counts.get('GetItemCommand')).toBe(accounts.length);
+    } finally {
+      counted.close();
+    }
   });
 
   it('a beat that lands before the declaration keeps the owner alive: the declaration fails, the lease stays', async () => {
