@@ -261,9 +261,10 @@ async function main() {
       await sleep(IDLE_COST_MS);
       const seconds = IDLE_COST_MS / 1000;
       const cpuMsPerSecond = ((cpuSecondsOf(child.pid) - cpuBefore) * 1000) / seconds;
+      const { heartbeat_losses: losses = 0 } = await memoryByKind(await metricsUrlOf(child));
       return (
         `      idle, no traffic: ${cpuMsPerSecond.toFixed(1)} ms CPU/s (${(cpuMsPerSecond / accounts).toFixed(2)} per account), ` +
-        `AWS requests per second ${requestsPerMessage(callsBefore, sdkCalls(), seconds)}`
+        `AWS requests per second ${requestsPerMessage(callsBefore, sdkCalls(), seconds)}; heartbeat lost ${losses} times since the start`
       );
     };
     const measureMemory = async (target: number) => {

@@ -1,4 +1,4 @@
-import type { AwsClients } from '../core/aws.js';
+import { createDynamoClients, destroyDynamoClients, type AwsClients } from '../core/aws.js';
 import type { Config } from '../core/config.js';
 import { logger as rootLogger, type Logger } from '../core/logger.js';
 import { mediaStoreOf } from '../core/media-store.js';
@@ -100,9 +100,11 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ...deps.ownership,
   };
   const ownerId = newOwnerId();
-  // Holds every account and shard lease of this process: beats in a loop of its own from here on.
+  // Holds every account and shard lease of this process: beats in a loop of its own from here
+  // on, on connections of its own.
+  const heartbeatClients = createDynamoClients(config);
   const heartbeat = await ConnectorHeartbeat.start({
-    table,
+    table: tableOf(config, heartbeatClients),
     connectorId: ownerId,
     ttlMs: timing.leaseTtlMs,
     everyMs: timing.renewEveryMs,
@@ -130,7 +132,10 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     },
   });
   // Sockets first: the shard balancer's own listener (below) then stops the shards' commands.
-  heartbeat.onLost((why) => void registry.dropAll(why));
+  heartbeat.onLost((why) => {
+    metrics.recordHeartbeatLoss();
+    void registry.dropAll(why);
+  });
   logger.info({ ownerId: ownership.ownerId, network: network.mode }, 'connector starting');
   // Served before the accounts resume: resuming a thousand takes minutes, and that is when the
   // sessions' statuses and the process's memory are worth watching.
@@ -223,6 +228,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
         await Promise.all([shards.stop(), webhooks?.stop()]);
         await registry.closeAll();
         await heartbeat.stop().catch((error: unknown) => logger.warn({ err: error }, 'removing the heartbeat failed'));
+        destroyDynamoClients(heartbeatClients);
         // Webhook events and acks still lingering for a batch go out before the process exits.
         await queues.flush();
         stopEmf?.();

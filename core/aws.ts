@@ -21,25 +21,10 @@ export interface AwsClients {
  * test or a second stack in the same process can point at its own emulators.
  */
 export function createClients(config: Config): AwsClients {
-  const credentials =
-    config.AWS_ACCESS_KEY_ID && config.AWS_SECRET_ACCESS_KEY
-      ? { accessKeyId: config.AWS_ACCESS_KEY_ID, secretAccessKey: config.AWS_SECRET_ACCESS_KEY }
-      : undefined;
-  const common = { region: config.AWS_REGION, ...(credentials ? { credentials } : {}) };
-  const endpointFor = (specific: string | undefined) => specific ?? config.AWS_ENDPOINT_URL;
-
-  const dynamoEndpoint = endpointFor(config.AWS_ENDPOINT_URL_DYNAMODB);
-  const sqsEndpoint = endpointFor(config.AWS_ENDPOINT_URL_SQS);
-  const s3Endpoint = endpointFor(config.AWS_ENDPOINT_URL_S3);
-
-  const dynamoConfig = { ...common, ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}) };
-  // lib-dynamodb refuses a client with cacheMiddleware, so the document client has its own:
-  // without the cache each call resolves its middleware stack again (about half of the SDK's
-  // CPU per PutItem measured in docs/benchmarks.md).
-  const documentBase = new DynamoDBClient(dynamoConfig);
-  // A copy: lib-dynamodb writes its own defaults into the options object it is given.
-  const dynamo = DynamoDBDocumentClient.from(documentBase, { marshallOptions: { ...MARSHALL_OPTIONS } });
-  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig, cacheMiddleware: true });
+  const common = commonOf(config);
+  const sqsEndpoint = config.AWS_ENDPOINT_URL_SQS ?? config.AWS_ENDPOINT_URL;
+  const s3Endpoint = config.AWS_ENDPOINT_URL_S3 ?? config.AWS_ENDPOINT_URL;
+  const { dynamo, dynamoRaw } = createDynamoClients(config);
   // Emulators answer with queue URLs on hosts like sqs.us-east-1.localhost: keep requests on
   // the configured endpoint instead of following them.
   // cacheMiddleware: the middleware chain of each command is built once, not on every request
@@ -65,9 +50,45 @@ export function createClients(config: Config): AwsClients {
   // The SDK's logger middleware copies every input and output through its schema's log filter
   // on each call even with no logger configured (it calls the no-op logger with them): ~3% of
   // the connector's CPU on the inbound path. Nothing here gives the SDK a logger.
-  for (const client of [documentBase, dynamoRaw, sqs, s3]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
-  documentBases.set(dynamo, documentBase);
+  for (const client of [sqs, s3]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   return { dynamo, dynamoRaw, sqs, s3 };
+}
+
+/**
+ * DynamoDB clients of their own (their own connections), for what must never queue behind the
+ * shared clients' requests: the connector's heartbeat. A client keeps at most 50 connections
+ * open, and a thousand accounts resuming queue thousands of key reads and writes on them; a beat
+ * queued behind those can run the heartbeat out, and every socket is dropped then.
+ * `destroyDynamoClients` closes them.
+ */
+export function createDynamoClients(config: Config): Pick<AwsClients, 'dynamo' | 'dynamoRaw'> {
+  const endpoint = config.AWS_ENDPOINT_URL_DYNAMODB ?? config.AWS_ENDPOINT_URL;
+  const dynamoConfig = { ...commonOf(config), ...(endpoint ? { endpoint } : {}) };
+  // lib-dynamodb refuses a client with cacheMiddleware, so the document client has its own:
+  // without the cache each call resolves its middleware stack again (about half of the SDK's
+  // CPU per PutItem measured in docs/benchmarks.md).
+  const documentBase = new DynamoDBClient(dynamoConfig);
+  // A copy: lib-dynamodb writes its own defaults into the options object it is given.
+  const dynamo = DynamoDBDocumentClient.from(documentBase, { marshallOptions: { ...MARSHALL_OPTIONS } });
+  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig, cacheMiddleware: true });
+  for (const client of [documentBase, dynamoRaw]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  documentBases.set(dynamo, documentBase);
+  return { dynamo, dynamoRaw };
+}
+
+export function destroyDynamoClients(clients: Pick<AwsClients, 'dynamo' | 'dynamoRaw'>): void {
+  clients.dynamo.destroy();
+  documentBases.get(clients.dynamo)?.destroy();
+  clients.dynamoRaw.destroy();
+}
+
+/** Region and credentials, the same for every client. */
+function commonOf(config: Config) {
+  const credentials =
+    config.AWS_ACCESS_KEY_ID && config.AWS_SECRET_ACCESS_KEY
+      ? { accessKeyId: config.AWS_ACCESS_KEY_ID, secretAccessKey: config.AWS_SECRET_ACCESS_KEY }
+      : undefined;
+  return { region: config.AWS_REGION, ...(credentials ? { credentials } : {}) };
 }
 
 /** The name @aws-sdk/core registers its logger middleware under (getLoggerPlugin). */
@@ -77,9 +98,7 @@ const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 const documentBases = new WeakMap<DynamoDBDocumentClient, DynamoDBClient>();
 
 export function destroyClients(clients: AwsClients): void {
-  clients.dynamo.destroy();
-  documentBases.get(clients.dynamo)?.destroy();
-  clients.dynamoRaw.destroy();
+  destroyDynamoClients(clients);
   clients.sqs.destroy();
   clients.s3.destroy();
 }

@@ -45,6 +45,7 @@ export async function memoryByKind(metricsUrl: string): Promise<Record<string, n
     event_loop_busy_share: Number(/^wa_event_loop_busy_share (\S+)$/m.exec(text)?.[1] ?? 0),
     idle_collections: idle('count'),
     idle_collection_seconds: idle('sum'),
+    heartbeat_losses: Number(/^wa_heartbeat_losses_total (\S+)$/m.exec(text)?.[1] ?? 0),
   };
 }
 

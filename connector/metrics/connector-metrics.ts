@@ -55,6 +55,11 @@ export class ConnectorMetrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2],
     registers: [this.registry],
   });
+  private readonly heartbeatLosses = new Counter({
+    name: 'wa_heartbeat_losses_total',
+    help: 'Times the heartbeat holding every lease was lost (declared dead, or not extended in time): each closed every socket here',
+    registers: [this.registry],
+  });
   private backlog: { at: number; value: number } | undefined;
   /** Messages received and commands handled so far: the idle collector's measure of traffic. */
   private handled = 0;
@@ -114,6 +119,10 @@ export class ConnectorMetrics {
     cacheGauge('wa_cache_entries', 'Entries held by the bounded caches of a name', (size) => size.entries);
     cacheGauge('wa_cache_max_entries', 'Bound on the entries of the caches of a name', (size) => size.maxEntries);
     cacheGauge('wa_cache_instances', 'Bounded caches alive under a name (e.g. one per account)', (size) => size.instances);
+  }
+
+  recordHeartbeatLoss(): void {
+    this.heartbeatLosses.inc();
   }
 
   recordIdleCollection(seconds: number): void {

@@ -4,6 +4,7 @@ import { beat, markLeaving, registerHeartbeat, removeHeartbeat } from '../../cor
 import type { Table } from '../../core/store/table.js';
 
 export interface HeartbeatDeps {
+  /** On clients of its own (core/aws.ts createDynamoClients): a beat must not queue behind the hot path's requests. */
   table: Table;
   connectorId: string;
   /** How long a beat keeps the heartbeat live: the takeover time after the connector dies. */
@@ -81,22 +82,30 @@ export class ConnectorHeartbeat {
   }
 
   private async beatOnce(): Promise<void> {
-    const { table, connectorId, ttlMs } = this.deps;
+    const { table, connectorId, ttlMs, everyMs } = this.deps;
     const now = Date.now();
     const epoch = this.current;
-    if (epoch === undefined) {
-      const fresh = randomBytes(8).toString('hex');
-      await registerHeartbeat(table, connectorId, fresh, ttlMs, now);
-      if (this.stopped) return;
-      this.current = fresh;
-      this.extended(now + ttlMs);
-      return;
+    // A write still out after half the TTL is given up and tried again: a hung request must not
+    // hold the loop while the heartbeat runs out.
+    const signal = AbortSignal.timeout(ttlMs / 2);
+    try {
+      if (epoch === undefined) {
+        const fresh = randomBytes(8).toString('hex');
+        await registerHeartbeat(table, connectorId, fresh, ttlMs, now, signal);
+        if (this.stopped) return;
+        this.current = fresh;
+        this.extended(now + ttlMs);
+        return;
+      }
+      if (await beat(table, connectorId, epoch, ttlMs, now, signal)) {
+        if (this.current === epoch) this.extended(now + ttlMs);
+        return;
+      }
+      if (this.current === epoch) this.lose('declared dead by another connector');
+    } finally {
+      const tookMs = Date.now() - now;
+      if (tookMs > everyMs / 2) this.deps.logger.warn({ tookMs }, 'heartbeat write slow');
     }
-    if (await beat(table, connectorId, epoch, ttlMs, now)) {
-      if (this.current === epoch) this.extended(now + ttlMs);
-      return;
-    }
-    if (this.current === epoch) this.lose('declared dead by another connector');
   }
 
   private extended(until: number): void {

@@ -31,10 +31,18 @@ const TTL_GRACE_SECONDS = 24 * 60 * 60;
 export const ttlOf = (until: number) => Math.floor(until / 1000) + TTL_GRACE_SECONDS;
 
 /** Writes this connector's heartbeat afresh (a new epoch), live for `ttlMs`. */
-export async function registerHeartbeat(table: Table, connectorId: string, epoch: string, ttlMs: number, now = Date.now()): Promise<void> {
+export async function registerHeartbeat(
+  table: Table,
+  connectorId: string,
+  epoch: string,
+  ttlMs: number,
+  now = Date.now(),
+  abortSignal?: AbortSignal,
+): Promise<void> {
   const until = now + ttlMs;
   await table.doc.send(
     new PutCommand({ TableName: table.name, Item: { ...connectorKey(connectorId), connectorId, epoch, until, expiresAt: ttlOf(until) } }),
+    { abortSignal },
   );
 }
 
@@ -42,7 +50,14 @@ export async function registerHeartbeat(table: Table, connectorId: string, epoch
  * Extends this connector's heartbeat of `epoch` to `now + ttlMs`. False when it is gone: removed,
  * or declared dead by another connector (which may be taking its accounts over).
  */
-export function beat(table: Table, connectorId: string, epoch: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+export function beat(
+  table: Table,
+  connectorId: string,
+  epoch: string,
+  ttlMs: number,
+  now = Date.now(),
+  abortSignal?: AbortSignal,
+): Promise<boolean> {
   const until = now + ttlMs;
   return writeIfCondition(
     table.raw.send(
@@ -54,6 +69,7 @@ export function beat(table: Table, connectorId: string, epoch: string, ttlMs: nu
         ExpressionAttributeNames: { '#until': 'until' },
         ExpressionAttributeValues: toAttributes({ ':epoch': epoch, ':until': until, ':ttl': ttlOf(until) }),
       }),
+      { abortSignal },
     ),
   );
 }

@@ -36,6 +36,7 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     expect(memory('external')).toBeGreaterThanOrEqual(memory('array_buffers'));
     expect(text).toContain('# TYPE wa_send_duration_seconds histogram');
     expect(text).toContain('# TYPE wa_idle_collection_seconds histogram');
+    expect(text).toMatch(/^wa_heartbeat_losses_total 0$/m);
     expect((await fetch(connector.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
   });
 
