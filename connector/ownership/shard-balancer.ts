@@ -92,7 +92,8 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
    */
   async function shareInput(listed: readonly number[]): Promise<ShareInput & { stored: ShardLease[] }> {
     const heartbeats = await listHeartbeats(table);
-    const [connectors, stored] = await Promise.all([liveConnectors(table, Date.now(), heartbeats), listShardLeases(table, heartbeats)]);
+    const stored = await listShardLeases(table, heartbeats);
+    const connectors = liveConnectors(heartbeats);
     const leases = stored.map((lease) => {
       const handing = releasing.get(lease.shard);
       return handing ? { ...lease, owner: handing.heir ?? '' } : lease;
@@ -118,8 +119,9 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
     // Hand-overs run beside the rounds, so that a round never waits for one.
     for (const { shard, heir } of plan.give) void giveUp(shard, 'rebalance', heir);
     const epoch = deps.heartbeat.epoch;
-    const wanted = stopped || !epoch ? [] : plan.take.filter((shard) => !releasing.has(shard));
-    const won = await Promise.all(wanted.map((shard) => acquireShard(table, shard, ownerId, epoch ?? '')));
+    if (stopped || !epoch) return;
+    const wanted = plan.take.filter((shard) => !releasing.has(shard));
+    const won = await Promise.all(wanted.map((shard) => acquireShard(table, shard, ownerId, epoch)));
     // Taken with an epoch lost meanwhile: that lease is dead to the others, the shard not ours.
     const acquired = deps.heartbeat.epoch === epoch ? wanted.filter((_, index) => won[index]) : [];
     for (const shard of acquired) owned.add(shard);

@@ -137,8 +137,8 @@ export async function listHeartbeats(table: Table): Promise<Map<string, Heartbea
 }
 
 /** Ids of the connectors whose heartbeat is live and not leaving, sorted: whom the shards are shared among. */
-export async function liveConnectors(table: Table, now = Date.now(), heartbeats?: ReadonlyMap<string, Heartbeat>): Promise<string[]> {
-  return [...(heartbeats ?? (await listHeartbeats(table))).values()]
+export function liveConnectors(heartbeats: ReadonlyMap<string, Heartbeat>, now = Date.now()): string[] {
+  return [...heartbeats.values()]
     .filter((heartbeat) => heartbeat.until >= now && !heartbeat.leaving)
     .map((heartbeat) => heartbeat.connectorId)
     .sort();
