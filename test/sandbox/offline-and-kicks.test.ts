@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { DisconnectReason } from '@whiskeysockets/baileys';
 import { waitFor } from '../support/wait.js';
 import type { RunningSandbox } from '../../sandbox/index.js';
-import { linkClient } from './support/sandbox-client.js';
+import { linkClient, linkedDevices, receiptsArrived } from './support/sandbox-client.js';
 import { withLinkedPair } from './support/linked-pair.js';
 
 const it = withLinkedPair({ alice: { phone: '15550004001' }, bob: { phone: '15550004002' } });
@@ -22,17 +22,6 @@ describe('sandbox: offline delivery and kicks', () => {
       devices: { device: number; kicked: boolean; unlinked: boolean }[];
     };
   };
-  const linkedDevices = async (sandbox: RunningSandbox, phone: string) =>
-    ((await (await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`)).json()) as { devices: Array<{ unreceipted: number }> })
-      .devices;
-  /**
-   * A client emits a message before its receipt has reached the network: kicked meanwhile, it
-   * would get the message again (and Baileys logs the second decryption as an error).
-   */
-  const receiptsArrived = (sandbox: RunningSandbox, phone: string) =>
-    waitFor('the receipts of the messages delivered so far', async () =>
-      (await linkedDevices(sandbox, phone)).every((device) => device.unreceipted === 0),
-    );
 
   it('queues a message for an offline device and delivers it on reconnect with offline="1"', async ({ linked: { alice, bob } }) => {
     await bob.stop();

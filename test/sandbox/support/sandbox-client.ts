@@ -262,6 +262,23 @@ export async function linkClient(
   return client;
 }
 
+/** The devices linked to `phone`, as the sandbox's control API tells them. */
+export async function linkedDevices(sandbox: Pick<RunningSandbox, 'descriptor'>, phone: string) {
+  const res = await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`);
+  return ((await res.json()) as { devices: Array<{ device: number; unreceipted: number }> }).devices;
+}
+
+/**
+ * Resolves once every device of `phone` has receipted what was written to it. A client emits a
+ * message before its receipt has reached the network: closed or kicked meanwhile, it would get
+ * the message again (and Baileys logs the second decryption as an error).
+ */
+export function receiptsArrived(sandbox: Pick<RunningSandbox, 'descriptor'>, phone: string) {
+  return waitFor('the receipts of the messages delivered so far', async () =>
+    (await linkedDevices(sandbox, phone)).every((device) => device.unreceipted === 0),
+  );
+}
+
 /** POST /pair: the phone enters a pairing code. Answers the status and body, whatever they are. */
 export async function enterPairingCode(
   sandbox: Pick<RunningSandbox, 'descriptor'>,
