@@ -259,7 +259,26 @@ export async function linkClient(
   const qr = await waitFor('a QR code', () => client.qr, { timeoutMs: options.timeoutMs ?? 30_000 });
   await post(sandbox.descriptor.controlUrl, '/scan', { phone, qr });
   await client.waitForOpen(1, options.timeoutMs ?? 30_000);
+  await bootstrapReceipted(sandbox, client, phone, options.timeoutMs ?? 30_000);
   return client;
+}
+
+/** The messages of a new companion's history bootstrap (sandbox/phone/phone.ts), sent right after the link. */
+const HISTORY_BOOTSTRAP_MESSAGES = 2;
+
+/**
+ * Resolves once a newly linked client got its phone's history bootstrap and the sandbox saw its
+ * receipts. A test that stops or kicks the client sooner brings the bootstrap to it again, and
+ * Baileys logs the second decryption as an error (a flake under load).
+ */
+async function bootstrapReceipted(sandbox: Pick<RunningSandbox, 'descriptor'>, client: SandboxClient, phone: string, timeoutMs: number) {
+  await waitFor('the history bootstrap', () => client.rawMessages.length >= HISTORY_BOOTSTRAP_MESSAGES, { timeoutMs });
+  const device = Number(/:(\d+)@/.exec(client.jid)?.[1] ?? 0);
+  await waitFor(
+    'the history bootstrap receipted',
+    async () => (await linkedDevices(sandbox, phone)).find((d) => d.device === device)?.unreceipted === 0,
+    { timeoutMs },
+  );
 }
 
 /** The devices linked to `phone`, as the sandbox's control API tells them. */
