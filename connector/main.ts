@@ -1,5 +1,4 @@
 import { type AwsClients, createClients, destroyClients } from '../core/aws.js';
-import { CONNECTOR_CLIENT_OPTIONS } from './aws-transport.js';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
@@ -16,7 +15,7 @@ async function main(): Promise<void> {
     logger.warn(`start node with ${ASYNC_CONTEXT_FRAME_FLAG}: without it CPU per message grows with the number of accounts`);
   }
   const config = loadConfig();
-  const clients = createClients(config, CONNECTOR_CLIENT_OPTIONS);
+  const clients = createClients(config);
   let connector: Connector | undefined;
   let signals = 0;
   const shutdown = (signal: NodeJS.Signals) => {

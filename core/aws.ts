@@ -1,7 +1,8 @@
-import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { UndiciHttpHandler } from '@smithy/undici-http-handler';
 import type { Config } from './config.js';
 import { MARSHALL_OPTIONS } from './store/attributes.js';
 
@@ -17,31 +18,21 @@ export interface AwsClients {
 }
 
 /**
- * How the clients reach AWS, when not the SDK's default (node:http): the connector gives its
- * DynamoDB and SQS clients undici (connector/aws-transport.ts). Kept out of this module so that
- * the Lambda bundle, which imports it, does not carry undici.
- */
-export interface ClientOptions {
-  /** A request handler for each DynamoDB and SQS client (each gets its own connections). */
-  requestHandler?: () => DynamoDBClientConfig['requestHandler'];
-}
-
-/**
  * Builds the SDK clients from the config rather than letting each SDK read process.env, so a
  * test or a second stack in the same process can point at its own emulators.
  */
-export function createClients(config: Config, options: ClientOptions = {}): AwsClients {
+export function createClients(config: Config): AwsClients {
   const common = commonOf(config);
   const sqsEndpoint = config.AWS_ENDPOINT_URL_SQS ?? config.AWS_ENDPOINT_URL;
   const s3Endpoint = config.AWS_ENDPOINT_URL_S3 ?? config.AWS_ENDPOINT_URL;
-  const { dynamo, dynamoRaw } = createDynamoClients(config, options);
+  const { dynamo, dynamoRaw } = createDynamoClients(config);
   // Emulators answer with queue URLs on hosts like sqs.us-east-1.localhost: keep requests on
   // the configured endpoint instead of following them.
   // cacheMiddleware: the middleware chain of each command is built once, not on every request
   // (the SQS calls are on the inbound path: event sends, receives, acks).
   const sqs = new SQSClient({
     ...common,
-    ...handlerOf(options),
+    requestHandler: undiciHandler(),
     cacheMiddleware: true,
     ...(sqsEndpoint ? { endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false } : {}),
   });
@@ -72,9 +63,9 @@ export function createClients(config: Config, options: ClientOptions = {}): AwsC
  * queued behind those can run the heartbeat out, and every socket is dropped then.
  * `destroyDynamoClients` closes them.
  */
-export function createDynamoClients(config: Config, options: ClientOptions = {}): Pick<AwsClients, 'dynamo' | 'dynamoRaw'> {
+export function createDynamoClients(config: Config): Pick<AwsClients, 'dynamo' | 'dynamoRaw'> {
   const endpoint = config.AWS_ENDPOINT_URL_DYNAMODB ?? config.AWS_ENDPOINT_URL;
-  const dynamoConfig = () => ({ ...commonOf(config), ...handlerOf(options), ...(endpoint ? { endpoint } : {}) });
+  const dynamoConfig = () => ({ ...commonOf(config), requestHandler: undiciHandler(), ...(endpoint ? { endpoint } : {}) });
   // lib-dynamodb refuses a client with cacheMiddleware, so the document client has its own:
   // without the cache each call resolves its middleware stack again (about half of the SDK's
   // CPU per PutItem measured in docs/benchmarks.md).
@@ -93,7 +84,15 @@ export function destroyDynamoClients(clients: Pick<AwsClients, 'dynamo' | 'dynam
   clients.dynamoRaw.destroy();
 }
 
-const handlerOf = (options: ClientOptions) => (options.requestHandler ? { requestHandler: options.requestHandler() } : {});
+/**
+ * The HTTP transport of the DynamoDB and SQS clients: undici (the AWS SDK team's handler for
+ * it) instead of node:http. Every inbound message costs a couple of these requests, and
+ * node:http's per-request work (a ClientRequest, its socket listeners and timers, header
+ * parsing, streams) was a large part of the connector's CPU per message (docs/benchmarks.md).
+ * Each client has connections of its own, at most 50 per endpoint as with the SDK's default.
+ */
+const undiciHandler = () => new UndiciHttpHandler({ dispatcher: { connections: MAX_CONNECTIONS } });
+const MAX_CONNECTIONS = 50;
 
 /** Region and credentials, the same for every client. */
 function commonOf(config: Config) {
