@@ -2,7 +2,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { UndiciHttpHandler } from '@smithy/undici-http-handler';
 import type { Config } from './config.js';
 import { MARSHALL_OPTIONS } from './store/attributes.js';
 
@@ -32,7 +31,6 @@ export function createClients(config: Config): AwsClients {
   // (the SQS calls are on the inbound path: event sends, receives, acks).
   const sqs = new SQSClient({
     ...common,
-    requestHandler: undiciHandler(),
     cacheMiddleware: true,
     ...(sqsEndpoint ? { endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false } : {}),
   });
@@ -65,14 +63,14 @@ export function createClients(config: Config): AwsClients {
  */
 export function createDynamoClients(config: Config): Pick<AwsClients, 'dynamo' | 'dynamoRaw'> {
   const endpoint = config.AWS_ENDPOINT_URL_DYNAMODB ?? config.AWS_ENDPOINT_URL;
-  const dynamoConfig = () => ({ ...commonOf(config), requestHandler: undiciHandler(), ...(endpoint ? { endpoint } : {}) });
+  const dynamoConfig = { ...commonOf(config), ...(endpoint ? { endpoint } : {}) };
   // lib-dynamodb refuses a client with cacheMiddleware, so the document client has its own:
   // without the cache each call resolves its middleware stack again (about half of the SDK's
   // CPU per PutItem measured in docs/benchmarks.md).
-  const documentBase = new DynamoDBClient(dynamoConfig());
+  const documentBase = new DynamoDBClient(dynamoConfig);
   // A copy: lib-dynamodb writes its own defaults into the options object it is given.
   const dynamo = DynamoDBDocumentClient.from(documentBase, { marshallOptions: { ...MARSHALL_OPTIONS } });
-  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig(), cacheMiddleware: true });
+  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig, cacheMiddleware: true });
   for (const client of [documentBase, dynamoRaw]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   documentBases.set(dynamo, documentBase);
   return { dynamo, dynamoRaw };
@@ -83,16 +81,6 @@ export function destroyDynamoClients(clients: Pick<AwsClients, 'dynamo' | 'dynam
   documentBases.get(clients.dynamo)?.destroy();
   clients.dynamoRaw.destroy();
 }
-
-/**
- * The HTTP transport of the DynamoDB and SQS clients: undici (the AWS SDK team's handler for
- * it) instead of node:http. Every inbound message costs a couple of these requests, and
- * node:http's per-request work (a ClientRequest, its socket listeners and timers, header
- * parsing, streams) was a large part of the connector's CPU per message (docs/benchmarks.md).
- * Each client has connections of its own, at most 50 per endpoint as with the SDK's default.
- */
-const undiciHandler = () => new UndiciHttpHandler({ dispatcher: { connections: MAX_CONNECTIONS } });
-const MAX_CONNECTIONS = 50;
 
 /** Region and credentials, the same for every client. */
 function commonOf(config: Config) {
