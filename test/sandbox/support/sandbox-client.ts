@@ -273,10 +273,9 @@ const HISTORY_BOOTSTRAP_MESSAGES = 2;
  */
 async function bootstrapReceipted(sandbox: Pick<RunningSandbox, 'descriptor'>, client: SandboxClient, phone: string, timeoutMs: number) {
   await waitFor('the history bootstrap', () => client.rawMessages.length >= HISTORY_BOOTSTRAP_MESSAGES, { timeoutMs });
-  const device = Number(/:(\d+)@/.exec(client.jid)?.[1] ?? 0);
   await waitFor(
     'the history bootstrap receipted',
-    async () => (await linkedDevices(sandbox, phone)).find((d) => d.device === device)?.unreceipted === 0,
+    async () => (await linkedDevices(sandbox, phone)).find((d) => d.jid === client.jid)?.unreceipted === 0,
     { timeoutMs },
   );
 }
@@ -284,7 +283,7 @@ async function bootstrapReceipted(sandbox: Pick<RunningSandbox, 'descriptor'>, c
 /** The devices linked to `phone`, as the sandbox's control API tells them. */
 export async function linkedDevices(sandbox: Pick<RunningSandbox, 'descriptor'>, phone: string) {
   const res = await fetch(`${sandbox.descriptor.controlUrl}/phones/${phone}`);
-  return ((await res.json()) as { devices: Array<{ device: number; unreceipted: number }> }).devices;
+  return ((await res.json()) as { devices: Array<{ device: number; jid: string; unreceipted: number }> }).devices;
 }
 
 /**
