@@ -23,9 +23,12 @@ import type { DecryptedPart } from '../inbound/inbox.js';
  * on the socket's emitter, indexes the `enc` children of every message stanza before Baileys'
  * own listener gets to decrypting them (it does so only after awaiting its message mutex).
  *
- * Latency: the plaintext is known inside Baileys' key transaction, before it commits the
- * ratchet's keys (awaited by Baileys, dynamo-auth-state.ts), so the record's write starts
- * there and both writes are in flight together; both are group-committed across accounts.
+ * Order: the plaintext is known inside Baileys' key transaction, before it commits the
+ * ratchet's keys (dynamo-auth-state.ts). The transaction body returns only once the record is
+ * stored, so the keys are committed after it. The other order loses the message to a crash
+ * between the two writes: WhatsApp delivers it again (no receipt left), but the stored
+ * session already used up its message key, and only a retry receipt to the sender could
+ * bring it back. Both writes are group-committed across accounts.
  */
 export interface DurableDecryption {
   makeSignalRepository: SocketConfig['makeSignalRepository'];
@@ -64,8 +67,8 @@ export function durableDecryption(recordPart: (part: DecryptedPart) => Promise<v
     const result = await work();
     if (result instanceof Uint8Array) {
       pending.write = recordPart(partOf(pending.origin, result));
-      // Awaited below once the keys are committed; a failure meanwhile is not "unhandled".
-      pending.write.catch(() => undefined);
+      // A failed write fails the transaction: Baileys then commits no keys and sends no receipt.
+      await pending.write;
     }
     return result;
   }
