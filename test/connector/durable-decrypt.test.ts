@@ -126,6 +126,37 @@ describe('durable decryption', () => {
     expect(receiver.auth.keyIds('pre-key')).toEqual(['1']);
   });
 
+  it('a message of an established session whose record failed decrypts again when WhatsApp delivers it again', async () => {
+    const receiver = party();
+    const sender = await senderTo(receiver);
+    let storeUp = true;
+    const recorded: string[] = [];
+    const { repository, ws } = receiverWith(receiver, async (part) => {
+      if (!storeUp) throw new Error('write-ahead store unavailable');
+      recorded.push(String(part.stanza.id));
+    });
+    const deliver = async (id: string, message: { type: 'pkmsg' | 'msg'; ciphertext: Uint8Array }) => {
+      // Each delivery is a fresh stanza, as a redelivery from WhatsApp is.
+      const ciphertext = Buffer.from(message.ciphertext);
+      ws.emit('CB:message', stanza(id, { from: SENDER }, [{ tag: 'enc', attrs: { v: '2', type: message.type }, content: ciphertext }]));
+      return Buffer.from(await repository.decryptMessage({ jid: SENDER, type: message.type, ciphertext })).toString();
+    };
+    const first = await sender.encryptMessage({ jid: RECEIVER, data: Buffer.from('one') });
+    expect(await deliver('M1', first)).toBe('one');
+    // The receiver answers, so the sender's next message rides the established ratchet ('msg').
+    const reply = await repository.encryptMessage({ jid: SENDER, data: Buffer.from('ack') });
+    await sender.decryptMessage({ jid: RECEIVER, type: reply.type, ciphertext: reply.ciphertext });
+    const second = await sender.encryptMessage({ jid: RECEIVER, data: Buffer.from('two') });
+    expect(second.type).toBe('msg');
+
+    storeUp = false;
+    await expect(deliver('M2', second)).rejects.toThrow('write-ahead store unavailable');
+    storeUp = true;
+    // With the keys of the failed decryption committed, this failed: the message key was used up.
+    expect(await deliver('M2', second)).toBe('two');
+    expect(recorded).toEqual(['M1', 'M2']);
+  });
+
   it('a group message: the sender-key part is recorded with its position in the stanza', async () => {
     const receiver = party();
     const senderParty = party();
