@@ -1,4 +1,5 @@
 import { createDynamoClients, destroyDynamoClients, type AwsClients } from '../core/aws.js';
+import { CONNECTOR_CLIENT_OPTIONS } from './aws-transport.js';
 import type { Config } from '../core/config.js';
 import { logger as rootLogger, type Logger } from '../core/logger.js';
 import { mediaStoreOf } from '../core/media-store.js';
@@ -102,7 +103,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const ownerId = newOwnerId();
   // Holds every account and shard lease of this process: beats in a loop of its own from here
   // on, on connections of its own.
-  const heartbeatClients = createDynamoClients(config);
+  const heartbeatClients = createDynamoClients(config, CONNECTOR_CLIENT_OPTIONS);
   const heartbeat = await ConnectorHeartbeat.start({
     table: tableOf(config, heartbeatClients),
     connectorId: ownerId,

@@ -1,4 +1,5 @@
 import { type AwsClients, createClients, destroyClients } from '../core/aws.js';
+import { CONNECTOR_CLIENT_OPTIONS } from './aws-transport.js';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
     logger.warn(`start node with ${ASYNC_CONTEXT_FRAME_FLAG}: without it CPU per message grows with the number of accounts`);
   }
   const config = loadConfig();
-  const clients = createClients(config);
+  const clients = createClients(config, CONNECTOR_CLIENT_OPTIONS);
   let connector: Connector | undefined;
   let signals = 0;
   const shutdown = (signal: NodeJS.Signals) => {

@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -17,20 +17,31 @@ export interface AwsClients {
 }
 
 /**
+ * How the clients reach AWS, when not the SDK's default (node:http): the connector gives its
+ * DynamoDB and SQS clients undici (connector/aws-transport.ts). Kept out of this module so that
+ * the Lambda bundle, which imports it, does not carry undici.
+ */
+export interface ClientOptions {
+  /** A request handler for each DynamoDB and SQS client (each gets its own connections). */
+  requestHandler?: () => DynamoDBClientConfig['requestHandler'];
+}
+
+/**
  * Builds the SDK clients from the config rather than letting each SDK read process.env, so a
  * test or a second stack in the same process can point at its own emulators.
  */
-export function createClients(config: Config): AwsClients {
+export function createClients(config: Config, options: ClientOptions = {}): AwsClients {
   const common = commonOf(config);
   const sqsEndpoint = config.AWS_ENDPOINT_URL_SQS ?? config.AWS_ENDPOINT_URL;
   const s3Endpoint = config.AWS_ENDPOINT_URL_S3 ?? config.AWS_ENDPOINT_URL;
-  const { dynamo, dynamoRaw } = createDynamoClients(config);
+  const { dynamo, dynamoRaw } = createDynamoClients(config, options);
   // Emulators answer with queue URLs on hosts like sqs.us-east-1.localhost: keep requests on
   // the configured endpoint instead of following them.
   // cacheMiddleware: the middleware chain of each command is built once, not on every request
   // (the SQS calls are on the inbound path: event sends, receives, acks).
   const sqs = new SQSClient({
     ...common,
+    ...handlerOf(options),
     cacheMiddleware: true,
     ...(sqsEndpoint ? { endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false } : {}),
   });
@@ -61,16 +72,16 @@ export function createClients(config: Config): AwsClients {
  * queued behind those can run the heartbeat out, and every socket is dropped then.
  * `destroyDynamoClients` closes them.
  */
-export function createDynamoClients(config: Config): Pick<AwsClients, 'dynamo' | 'dynamoRaw'> {
+export function createDynamoClients(config: Config, options: ClientOptions = {}): Pick<AwsClients, 'dynamo' | 'dynamoRaw'> {
   const endpoint = config.AWS_ENDPOINT_URL_DYNAMODB ?? config.AWS_ENDPOINT_URL;
-  const dynamoConfig = { ...commonOf(config), ...(endpoint ? { endpoint } : {}) };
+  const dynamoConfig = () => ({ ...commonOf(config), ...handlerOf(options), ...(endpoint ? { endpoint } : {}) });
   // lib-dynamodb refuses a client with cacheMiddleware, so the document client has its own:
   // without the cache each call resolves its middleware stack again (about half of the SDK's
   // CPU per PutItem measured in docs/benchmarks.md).
-  const documentBase = new DynamoDBClient(dynamoConfig);
+  const documentBase = new DynamoDBClient(dynamoConfig());
   // A copy: lib-dynamodb writes its own defaults into the options object it is given.
   const dynamo = DynamoDBDocumentClient.from(documentBase, { marshallOptions: { ...MARSHALL_OPTIONS } });
-  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig, cacheMiddleware: true });
+  const dynamoRaw = new DynamoDBClient({ ...dynamoConfig(), cacheMiddleware: true });
   for (const client of [documentBase, dynamoRaw]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   documentBases.set(dynamo, documentBase);
   return { dynamo, dynamoRaw };
@@ -81,6 +92,8 @@ export function destroyDynamoClients(clients: Pick<AwsClients, 'dynamo' | 'dynam
   documentBases.get(clients.dynamo)?.destroy();
   clients.dynamoRaw.destroy();
 }
+
+const handlerOf = (options: ClientOptions) => (options.requestHandler ? { requestHandler: options.requestHandler() } : {});
 
 /** Region and credentials, the same for every client. */
 function commonOf(config: Config) {

@@ -6,17 +6,30 @@
  *   const sends = createBatcher({ maxBatch: 10, lingerMs: 5, maxInFlight: 4, send });
  *   await sends.add(item);   // resolves when the request carrying `item` succeeded for it
  *
- * A batch leaves when it is full, when an item has waited its linger, or, while `maxInFlight`
- * requests are already out, as soon as one of them comes back (the items that queued meanwhile
- * go together: the busier, the bigger the batches). An item may bring its own linger: one that
- * is in no hurry (a deletion) waits long, and rides along whenever a more pressing one leaves.
+ * A batch leaves when it is full, or when an item has waited its linger and no request is out.
+ * While requests are out, a batch short of full waits for one of them to come back (the items
+ * that queue meanwhile go together: the busier, the bigger the batches), but no longer than
+ * `holdBesideMs`: then it leaves beside them, so a slow request (a thousand pre-keys) never
+ * holds the others up. Every extra request costs the AWS SDK's per-call work, about as much CPU
+ * as the rest of a message's handling (docs/benchmarks.md), so at a few hundred items per second
+ * sending each one as soon as a slot was free made most requests carry one item. An item may
+ * bring its own linger: one that is in no hurry (a deletion) waits long, and rides along
+ * whenever a more pressing one leaves.
  */
 export interface BatcherOptions<T, R> {
   maxBatch: number;
-  /** How long a lone item waits for company; 0 sends at once when a request slot is free. */
+  /** How long a lone item waits for company; 0 sends at once when no request is out. */
   lingerMs: number;
   /** Requests out at once. 1 also keeps batches in order (a later write never lands first). */
   maxInFlight: number;
+  /** How long a batch short of full waits for a request out before leaving beside it (default 5 ms). */
+  holdBesideMs?: number;
+  /**
+   * Items with the same order key never travel in two requests out at once: an item whose key
+   * is out waits for that request, so items of one key land in the order they were added, while
+   * other keys' items still go beside it.
+   */
+  orderKeyOf?: (item: T) => string;
   /** Sends one batch; the outcome of each item, in order: its result, or an Error for it alone. */
   send(items: T[]): Promise<Array<R | Error>>;
 }
@@ -30,29 +43,70 @@ export interface Batcher<T, R> {
 
 interface Waiting<T, R> {
   item: T;
+  /** When its linger is up (epoch ms). */
+  due: number;
   resolve(result: R): void;
   reject(error: unknown): void;
 }
 
+/** About one round trip to DynamoDB or SQS in the same region (and to the local emulators). */
+const HOLD_BESIDE_MS = 5;
+
 export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R> {
+  const holdBesideMs = options.holdBesideMs ?? HOLD_BESIDE_MS;
+  const { orderKeyOf } = options;
   const queued: Waiting<T, R>[] = [];
   const inFlight = new Set<Promise<void>>();
+  /** Order keys of the items in requests out. */
+  const keysOut = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   /** When the timer fires (epoch ms): an item due sooner moves it earlier. */
   let timerDue = 0;
 
-  function dispatch(): void {
+  /** Indices of the next batch: the first items in order, less those whose key is out. */
+  function pick(): number[] {
+    const picked: number[] = [];
+    for (let i = 0; i < queued.length && picked.length < options.maxBatch; i++) {
+      if (orderKeyOf && keysOut.has(orderKeyOf(queued[i]!.item))) continue;
+      picked.push(i);
+    }
+    return picked;
+  }
+
+  /** When a batch short of full may leave: its first due item's time, later while requests are out. */
+  function leavesAt(picked: number[]): number {
+    let due = Number.POSITIVE_INFINITY;
+    for (const i of picked) due = Math.min(due, queued[i]!.due);
+    return inFlight.size > 0 ? due + holdBesideMs : due;
+  }
+
+  function dispatch(force = false): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
     while (queued.length > 0 && inFlight.size < options.maxInFlight) {
-      const batch = queued.splice(0, options.maxBatch);
+      const picked = pick();
+      if (picked.length === 0) return;
+      if (!force && picked.length < options.maxBatch) {
+        const at = leavesAt(picked);
+        const wait = at - Date.now();
+        if (wait > 0) return arm(at, wait);
+      }
+      const batch = picked.map((i) => queued[i]!);
+      for (let n = picked.length - 1; n >= 0; n--) queued.splice(picked[n]!, 1);
+      const keys = orderKeyOf ? batch.map((w) => orderKeyOf(w.item)) : [];
+      for (const key of keys) keysOut.add(key);
       const request = sendBatch(batch).finally(() => {
         inFlight.delete(request);
-        // A lingering batch keeps its timer; one whose time is up (or that is full) goes now.
-        if (queued.length >= options.maxBatch || (queued.length > 0 && !timer)) dispatch();
+        for (const key of keys) keysOut.delete(key);
+        if (queued.length > 0) dispatch();
       });
       inFlight.add(request);
     }
+  }
+
+  function arm(at: number, wait: number): void {
+    timerDue = at;
+    timer = setTimeout(dispatch, wait);
   }
 
   async function sendBatch(batch: Waiting<T, R>[]): Promise<void> {
@@ -72,18 +126,16 @@ export function createBatcher<T, R>(options: BatcherOptions<T, R>): Batcher<T, R
   return {
     add(item, lingerMs = options.lingerMs) {
       return new Promise<R>((resolve, reject) => {
-        queued.push({ item, resolve, reject });
-        if (queued.length >= options.maxBatch || lingerMs <= 0) return dispatch();
-        const due = Date.now() + lingerMs;
-        if (timer && timerDue <= due) return;
-        if (timer) clearTimeout(timer);
-        timerDue = due;
-        timer = setTimeout(dispatch, lingerMs);
+        const due = Date.now() + Math.max(0, lingerMs);
+        queued.push({ item, due, resolve, reject });
+        // Nothing sooner than the departure already set can come of an item in no hurry.
+        if (timer && queued.length < options.maxBatch && timerDue <= due) return;
+        dispatch();
       });
     },
     async flush() {
       while (queued.length > 0 || inFlight.size > 0) {
-        dispatch();
+        dispatch(true);
         await Promise.allSettled([...inFlight]);
       }
     },

@@ -22,7 +22,6 @@ import {
   writeSignalKeysOfCollections,
   type SignalKeyWrite,
 } from '../../core/store/auth-state.js';
-import { shardOf } from '../../core/shards.js';
 import { perTable, type Table } from '../../core/store/table.js';
 import { boundedCacheStore } from '../session/socket-caches.js';
 
@@ -31,10 +30,10 @@ import { boundedCacheStore } from '../session/socket-caches.js';
  * one item per signal key, values serialized with Baileys' BufferJSON. Key writes are awaited
  * before Baileys continues (it awaits `keys.set`), so a pre-key or session it uses is durable
  * first. The key writes of all the accounts on one table go through one group commit
- * (signalKeyWritersFor, in lanes by collection): while a lane's batch write is out, the writes
- * that arrive for it wait and then go together, one batch at a time, so a later write of a key
- * never lands before an earlier one; each `keys.set` still resolves only once its own writes are
- * stored. Keys found absent are remembered (keyStoreFor), so a key Baileys asks for on every message but that
+ * (signalKeyWritersFor): the writes that arrive while batch writes are out wait for one of them
+ * and then go together, and a collection is in one batch write at a time, so a later write of a
+ * key never lands before an earlier one; each `keys.set` still resolves only once its own writes
+ * are stored. Keys found absent are remembered (keyStoreFor), so a key Baileys asks for on every message but that
  * does not exist costs no read each time. Creds writes are queued in order and `flush()` waits
  * for them before a reconnect or a shutdown. An in-memory cache in front of the key store
  * spares repeated reads. Both caches are bounded per account (signalKeyCache, KNOWN_ABSENT_LIMIT):
@@ -83,25 +82,25 @@ type SignalKeyWriter = Batcher<{ collectionName: string; writes: SignalKeyWrite[
 /** `keys.set` calls (of any accounts) sent together in one batch write, at most. */
 const KEY_WRITE_CALLERS_PER_REQUEST = 25;
 /**
- * Writers per table, each shared by the accounts whose collection hashes to it. Each keeps the
- * order of its accounts' writes with one batch out at a time; with a single writer, the pre-keys
- * of a thousand accounts linked at once queued for minutes behind one another (and a stop
- * waited for them all).
+ * Batch writes of signal keys out at once, per table. A collection is in one of them at most,
+ * so its writes land in order; other accounts' writes go beside it (with a single batch out at
+ * a time, the pre-keys of a thousand accounts linked at once queued for minutes behind one
+ * another, and a stop waited for them all).
  */
-export const KEY_WRITER_LANES = 8;
-const signalKeyWritersFor = perTable((table): SignalKeyWriter[] =>
-  Array.from({ length: KEY_WRITER_LANES }, () =>
+const KEY_WRITES_IN_FLIGHT = 8;
+const signalKeyWritersFor = perTable(
+  (table): SignalKeyWriter =>
     createBatcher({
       maxBatch: KEY_WRITE_CALLERS_PER_REQUEST,
       lingerMs: 0,
-      maxInFlight: 1,
+      maxInFlight: KEY_WRITES_IN_FLIGHT,
+      orderKeyOf: (call) => call.collectionName,
       async send(calls) {
         // The accounts' writes in the same requests; a key written twice keeps the later value.
         await writeSignalKeysOfCollections(table, calls);
         return calls.map(() => undefined);
       },
     }),
-  ),
 );
 
 /** Absent keys remembered per collection, at most; the least recently asked for go first. */
@@ -116,8 +115,7 @@ const SIGNAL_KEY_CACHE_TTL_MS = 5 * 60_000;
 const signalKeyCache = (): CacheStore => boundedCacheStore('signal-keys', SIGNAL_KEY_CACHE_LIMIT, SIGNAL_KEY_CACHE_TTL_MS);
 
 function keyStoreFor(table: Table, collectionName: string, gate: WriteGate): SignalKeyStore {
-  // A collection's writes always take the same lane: its order is that lane's.
-  const writer = signalKeyWritersFor(table)[shardOf(collectionName, KEY_WRITER_LANES)]!;
+  const writer = signalKeyWritersFor(table);
   // Baileys' cache in front of this store keeps found keys only, and looks up some absent ones
   // (such as sessions or mappings not made yet) on every message. This process is the only
   // writer of the collection while it holds the account's lease, and every write passes

@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { createClients, destroyClients } from '../../core/aws.js';
+import { CONNECTOR_CLIENT_OPTIONS } from '../../connector/aws-transport.js';
 import { ConfigError, loadConfig, usesDefaultAwsEndpoints, type Config } from '../../core/config.js';
 import { logger } from '../../core/logger.js';
 import { ensureResources } from '../../core/resources.js';
@@ -83,7 +84,7 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env,
       logger.info({ controlUrl: sandbox.sandbox.descriptor.controlUrl, wsUrl: sandbox.env.WA_WS_URL }, 'sandbox network started');
     }
 
-    const clients = createClients(config);
+    const clients = createClients(config, CONNECTOR_CLIENT_OPTIONS);
     started('aws clients', async () => destroyClients(clients));
     // A local stack creates what it needs unless told not to (CREATE_RESOURCES=false).
     if (env.CREATE_RESOURCES !== 'false') await ensureResources(config, clients, logger);

@@ -118,4 +118,73 @@ describe('batcher', () => {
     await slow;
     expect(requests).toEqual([['slow', 'soon']]);
   });
+
+  /** A batcher whose requests wait for `release(n)` (n counted from 0), recorded as they leave. */
+  function gated(options: { maxInFlight: number; holdBesideMs: number; orderKeyOf?: (item: string) => string }) {
+    const requests: string[][] = [];
+    const releases: Array<() => void> = [];
+    const gates: Promise<void>[] = [];
+    const batcher = createBatcher<string, void>({
+      maxBatch: 3,
+      lingerMs: 0,
+      ...options,
+      async send(items) {
+        const n = requests.push(items) - 1;
+        gates[n] ??= new Promise<void>((resolve) => (releases[n] = resolve));
+        await gates[n];
+        return items.map(() => undefined);
+      },
+    });
+    const release = (n: number) => {
+      gates[n] ??= Promise.resolve();
+      releases[n]?.();
+    };
+    return { batcher, requests, release };
+  }
+
+  it('while a request is out, a batch short of full waits for it, and goes beside it only after holdBesideMs', async () => {
+    const { batcher, requests, release } = gated({ maxInFlight: 4, holdBesideMs: 60_000 });
+    const first = batcher.add('a');
+    const queued = ['b', 'c'].map((x) => batcher.add(x));
+    // Slots are free, but b and c wait for company rather than leave one by one.
+    expect(requests).toEqual([['a']]);
+    release(1);
+    release(0);
+    await Promise.all([first, ...queued]);
+    expect(requests).toEqual([['a'], ['b', 'c']]);
+
+    const beside = gated({ maxInFlight: 4, holdBesideMs: 20 });
+    const slow = beside.batcher.add('slow');
+    const started = Date.now();
+    const quick = beside.batcher.add('quick');
+    beside.release(1);
+    await quick;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+    expect(beside.requests).toEqual([['slow'], ['quick']]);
+    beside.release(0);
+    await slow;
+  });
+
+  it('a full batch leaves beside the requests out at once', async () => {
+    const { batcher, requests, release } = gated({ maxInFlight: 4, holdBesideMs: 60_000 });
+    const all = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((x) => batcher.add(x));
+    expect(requests).toEqual([['a'], ['b', 'c', 'd'], ['e', 'f', 'g']]);
+    for (let n = 0; n < 4; n++) release(n);
+    await Promise.all(all);
+    expect(requests).toEqual([['a'], ['b', 'c', 'd'], ['e', 'f', 'g'], ['h']]);
+  });
+
+  it('items of one order key are never out twice at once: they wait for it, in order, while other keys go beside', async () => {
+    const { batcher, requests, release } = gated({ maxInFlight: 4, holdBesideMs: 0, orderKeyOf: (item) => item.split(':')[0]! });
+    const first = batcher.add('x:1');
+    const later = ['x:2', 'y:1', 'x:3'].map((item) => batcher.add(item));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // y went beside x:1; x:2 and x:3 wait for x:1.
+    expect(requests).toEqual([['x:1'], ['y:1']]);
+    release(1);
+    release(0);
+    release(2);
+    await Promise.all([first, ...later]);
+    expect(requests).toEqual([['x:1'], ['y:1'], ['x:2', 'x:3']]);
+  });
 });
