@@ -172,7 +172,11 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     const event = received.body;
     const receiveCount = received.receiveCount;
     const eventLog = lazyChild(log, () => ({ accountId: event.accountId, eventId: event.eventId, receiveCount }));
-    const targets = targetsOf(event, await registrations.all());
+    let targets = targetsOf(event, await registrations.all());
+    // The cached list may predate a registration made just before the event was queued (the
+    // account's first webhook, or the first for this kind of event): dropped, the event would
+    // be lost to it.
+    if (targets.length === 0 && event.createdAt !== undefined) targets = targetsOf(event, await registrations.asOf(event.createdAt));
     if (targets.length === 0) {
       eventLog.debug('no webhook selects the event; dropped');
       await queues.ackWebhookEvent(received.receiptHandle);

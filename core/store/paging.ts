@@ -34,9 +34,14 @@ export async function queryGsi1(
   return items.slice(page.skip, wanted);
 }
 
-/** Every item of one table partition (all pages), optionally projected. */
-export async function queryPartition(table: Table, pk: string, projection?: string): Promise<Record<string, unknown>[]> {
-  return queryPartitionItems(table, pk, { projection });
+/** Every item of one table partition (all pages), optionally projected, optionally a strongly consistent read. */
+export async function queryPartition(
+  table: Table,
+  pk: string,
+  projection?: string,
+  options: { consistent?: boolean } = {},
+): Promise<Record<string, unknown>[]> {
+  return queryPartitionItems(table, pk, { projection, consistent: options.consistent ?? false });
 }
 
 /** Every item of one table partition whose sort key starts with `skPrefix` (all pages). */
@@ -47,13 +52,14 @@ export async function queryPartitionPrefix(table: Table, pk: string, skPrefix: s
 async function queryPartitionItems(
   table: Table,
   pk: string,
-  options: { projection?: string | undefined; skPrefix?: string },
+  options: { projection?: string | undefined; skPrefix?: string; consistent?: boolean },
 ): Promise<Record<string, unknown>[]> {
-  const { projection, skPrefix } = options;
+  const { projection, skPrefix, consistent } = options;
   return queryPages(table, {
     KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ...(skPrefix === undefined ? {} : { ':prefix': skPrefix }) },
     ...(projection ? { ProjectionExpression: projection } : {}),
+    ...(consistent ? { ConsistentRead: true } : {}),
   });
 }
 

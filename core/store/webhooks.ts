@@ -80,8 +80,8 @@ export async function registerWebhook(
 }
 
 /** Every registered webhook, global and scoped (with their secrets: for delivery, never for an answer). */
-export async function listWebhooks(table: Table): Promise<WebhookRegistration[]> {
-  const items = await queryPartition(table, WEBHOOKS_PARTITION);
+export async function listWebhooks(table: Table, options: { consistent?: boolean } = {}): Promise<WebhookRegistration[]> {
+  const items = await queryPartition(table, WEBHOOKS_PARTITION, undefined, options);
   return items.map(parseRegistration);
 }
 

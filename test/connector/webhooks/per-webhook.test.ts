@@ -303,6 +303,26 @@ describe('webhook delivery per registration', { timeout: 90_000 }, () => {
     });
   });
 
+  it("a webhook registered while the worker's list is cached gets the next event at once, not after the list expires", async () => {
+    // A list that would not expire during the test: only the fresh read can find the new webhook.
+    const run = await newRun({}, 600_000);
+    await withReceivers(1, async ([receiver]) => {
+      try {
+        run.start();
+        const unselected = await run.send();
+        await run.drained();
+        await run.register(receiver!);
+        const next = await run.send();
+        await receiver!.waitFor((posts) => posts.length === 1, 10_000);
+        await run.drained();
+        expect(idsOf(receiver!.posts)).toEqual([next.eventId]);
+        expect(receiver!.countFor(unselected.eventId)).toBe(0);
+      } finally {
+        await run.stop();
+      }
+    });
+  });
+
   it('a deleted registration gets nothing more once the cached list expires; the others keep receiving', async () => {
     const run = await newRun({}, 1_000);
     await withReceivers(2, async ([removed, kept]) => {
