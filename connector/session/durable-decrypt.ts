@@ -51,7 +51,8 @@ interface PendingRecord {
   origin: PartOrigin;
   /** The first key transaction inside the decryption was entered (nested ones pass through). */
   entered: boolean;
-  write?: Promise<void>;
+  /** The record was stored inside that transaction, before its keys. */
+  recorded: boolean;
 }
 
 export function durableDecryption(recordPart: (part: DecryptedPart) => Promise<void>): DurableDecryption {
@@ -59,25 +60,25 @@ export function durableDecryption(recordPart: (part: DecryptedPart) => Promise<v
   const scope = new AsyncLocalStorage<PendingRecord>();
   const partOf = (origin: PartOrigin, plaintext: Uint8Array): DecryptedPart => ({ ...origin, stanza: { ...origin.stanza }, plaintext });
 
-  /** Runs Baileys' transaction body; in a decryption, starts the record's write with its plaintext. */
+  /** Runs Baileys' transaction body; in a decryption, stores the record of its plaintext before Baileys commits. */
   async function inDecryption<T>(work: () => Promise<T>): Promise<T> {
     const pending = scope.getStore();
     if (!pending || pending.entered) return work();
     pending.entered = true;
     const result = await work();
     if (result instanceof Uint8Array) {
-      pending.write = recordPart(partOf(pending.origin, result));
       // A failed write fails the transaction: Baileys then commits no keys and sends no receipt.
-      await pending.write;
+      await recordPart(partOf(pending.origin, result));
+      pending.recorded = true;
     }
     return result;
   }
 
   async function durably(origin: PartOrigin | undefined, decrypt: () => Promise<Uint8Array>): Promise<Uint8Array> {
     if (!origin) return decrypt();
-    const pending: PendingRecord = { origin, entered: false };
+    const pending: PendingRecord = { origin, entered: false, recorded: false };
     const plaintext = await scope.run(pending, decrypt);
-    await (pending.write ?? recordPart(partOf(origin, plaintext)));
+    if (!pending.recorded) await recordPart(partOf(origin, plaintext));
     return plaintext;
   }
 
