@@ -41,7 +41,7 @@ export async function queryPartition(
   projection?: string,
   options: { consistent?: boolean } = {},
 ): Promise<Record<string, unknown>[]> {
-  return queryPartitionItems(table, pk, { projection, consistent: options.consistent ?? false });
+  return queryPartitionItems(table, pk, { projection, ...options });
 }
 
 /** Every item of one table partition whose sort key starts with `skPrefix` (all pages). */
