@@ -7,7 +7,11 @@
  *    and 200 linked and connected accounts (BENCH_ACCOUNTS="1,50,200"); per account =
  *    (RSS - RSS at 0) / accounts.
  *    Each figure is taken from a fresh connector process that resumed the linked accounts from
- *    DynamoDB and idled for 10 s (the process that did the pairing keeps its garbage in RSS).
+ *    DynamoDB and idled for 10 s (the process that did the pairing keeps its garbage in RSS),
+ *    and again after its idle collector's first collection. The linking waits until the network
+ *    has nothing left for the accounts and the connector wrote no keys for 3 s, so the stop and
+ *    the resume start from a settled state; the resume's CPU and AWS requests per account are
+ *    printed with it.
  * 2. Inbound throughput at 20 accounts (BENCH_THROUGHPUT_ACCOUNTS, 0 skips it; BENCH_MESSAGES total), with
  *    exactly those accounts connected: phones that are not linked send texts to the accounts'
  *    numbers through the sandbox; each message is timed from the send to the webhook POST for
@@ -55,7 +59,18 @@ import { bundledEmptyConnectorRss, formatMb } from './connector/baseline.js';
 import { measureBaileysFloor } from './connector/floor.js';
 import { measureGroupFanout } from './connector/group-fanout.js';
 import { linkAccounts } from './connector/link.js';
-import { cpuSecondsOf, heapSnapshot, inBatches, MB, memoryByKind, percentile, rssOf, sleep, watchIdle } from './connector/measure.js';
+import {
+  cpuSecondsOf,
+  heapSnapshot,
+  inBatches,
+  MB,
+  memoryByKind,
+  percentile,
+  rssByMapping,
+  rssOf,
+  sleep,
+  watchIdle,
+} from './connector/measure.js';
 import { measureMemoryWithTraffic, soak, type TrafficContext } from './connector/memory-traffic.js';
 import { startSandboxProcess } from './sandbox-process.js';
 import { spawnConnector, type ChildConnector } from '../test/e2e/support/child-connector.js';
@@ -94,6 +109,12 @@ const OLD_LONG_POLL_MS = 21_000;
 const IDLE_SAMPLE_MS = 10_000;
 /** How long the memory step watches the connected accounts' idle cost (a lease round every 5 s, keepalives). */
 const IDLE_COST_MS = 30_000;
+/** How often the preloaded counter (bench/connector/sdk-call-counter.cjs) rewrites its file, plus a margin. */
+const SDK_COUNT_EVERY_MS = 600;
+/** How long the memory step waits for the connector's idle collector to run once. */
+const IDLE_COLLECTION_TIMEOUT_MS = 180_000;
+/** How long the connector writes no keys before the linking counts as settled. */
+const KEY_WRITES_QUIET_MS = 3_000;
 const silent = pino({ level: 'silent' });
 
 async function main() {
@@ -207,7 +228,10 @@ async function main() {
     console.log(`connector with ${linked} accounts stopped (SIGTERM to exit) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   };
 
-  /** Answers the seconds from the new process's spawn until every account is connected. */
+  /**
+   * Answers the seconds from the new process's spawn until every account is connected, and
+   * what the resume cost per account: the process's CPU and its AWS requests by command.
+   */
   const restartWith = async (count: number) => {
     await terminate();
     const spawned = performance.now();
@@ -217,7 +241,26 @@ async function main() {
       timeoutMs: 600_000,
       intervalMs: 1_000,
     });
-    return (performance.now() - spawned) / 1000;
+    const seconds = (performance.now() - spawned) / 1000;
+    const cpuMsPerAccount = (cpuSecondsOf(child.pid) * 1000) / count;
+    // The counter file is rewritten every 500 ms, from 0 by each new process.
+    await sleep(SDK_COUNT_EVERY_MS);
+    const cost = `${cpuMsPerAccount.toFixed(0)} ms CPU, AWS requests ${requestsPerMessage({}, sdkCalls(), count)}`;
+    return { seconds, cost };
+  };
+
+  /** Resolves once the connector sent no BatchWriteItem for KEY_WRITES_QUIET_MS (none when idle). */
+  const keyWritesSettled = async () => {
+    let last = -1;
+    let quietSince = performance.now();
+    for (;;) {
+      const writes = sdkCalls().BatchWriteItemCommand ?? 0;
+      if (writes !== last) {
+        last = writes;
+        quietSince = performance.now();
+      } else if (performance.now() - quietSince >= KEY_WRITES_QUIET_MS) return;
+      await sleep(SDK_COUNT_EVERY_MS);
+    }
   };
 
   let linked = 0;
@@ -228,6 +271,9 @@ async function main() {
     }));
     const seconds = await linkAccounts({ table, queues, control, connector: child, concurrency: LINK_CONCURRENCY }, accounts);
     linked = target;
+    // Baileys receipts a history bootstrap before it stores the mappings it carries: the
+    // linking is over once the connector's batch writes (keys, records) stop.
+    await keyWritesSettled();
     return seconds;
   };
 
@@ -267,16 +313,55 @@ async function main() {
         `AWS requests per second ${requestsPerMessage(callsBefore, sdkCalls(), seconds)}; heartbeat lost ${losses} times since the start`
       );
     };
+    /** The connector's V8 heap, what lies outside it, and its RSS by mapping, per account. */
+    const rssBreakdown = async (accounts: number) => {
+      const memory = await memoryByKind(await metricsUrlOf(child));
+      const mappings = rssByMapping(child.pid);
+      const perAccount = (bytes: number) => `${formatMb(bytes)} (${(bytes / accounts / MB).toFixed(2)} per account)`;
+      return (
+        `V8 heap reserved ${perAccount(memory.heap_total ?? 0)}, in use ${perAccount(memory.heap_used ?? 0)}, ` +
+        `outside it ${perAccount(memory.external ?? 0)}; RSS anonymous ${perAccount(mappings.anonymous)}, ` +
+        `malloc's main heap ${perAccount(mappings.brk)}`
+      );
+    };
+    /**
+     * The reading 10 s after a resume holds whatever garbage the resume left (how much depends on
+     * where V8's collector happens to be); the connector's idle collector gives it back once the
+     * accounts are quiet (connector/idle-collector.ts). This is the idle figure after that.
+     */
+    const afterIdleCollection = async (accounts: number) => {
+      const url = await metricsUrlOf(child);
+      const started = performance.now();
+      const collected = await waitFor('the idle collector', async () => ((await memoryByKind(url)).idle_collections ?? 0) > 0, {
+        timeoutMs: IDLE_COLLECTION_TIMEOUT_MS,
+        intervalMs: 1_000,
+      }).then(
+        () => true,
+        () => false,
+      );
+      const rss = rssOf(child.pid);
+      const waited = ((performance.now() - started) / 1000).toFixed(0);
+      return (
+        `${collected ? `after the idle collector's first collection (${waited} s later)` : `no idle collection within ${waited} s`}: ` +
+        `RSS ${formatMb(rss)}, ${((rss - baseline) / accounts / MB).toFixed(2)} MB per account; ${await rssBreakdown(accounts)}`
+      );
+    };
     const measureMemory = async (target: number) => {
       const linkSeconds = await linkUpTo(target);
-      const resumeSeconds = await restartWith(target);
+      const resume = await restartWith(target);
       await sleep(SETTLE_MS);
       const rss = rssOf(child.pid);
       memoryRows.push(
         `${String(target).padStart(4)} accounts: RSS ${(rss / MB).toFixed(1)} MB, ` +
           `${((rss - baseline) / target / MB).toFixed(2)} MB per account (linked in ${linkSeconds.toFixed(1)} s, ` +
-          `resumed by a fresh process in ${resumeSeconds.toFixed(1)} s)`,
+          `resumed by a fresh process in ${resume.seconds.toFixed(1)} s)`,
       );
+      console.log(memoryRows.at(-1));
+      memoryRows.push(`      resume, per account: ${resume.cost}`);
+      console.log(memoryRows.at(-1));
+      memoryRows.push(`      where the RSS goes: ${await rssBreakdown(target)}`);
+      console.log(memoryRows.at(-1));
+      memoryRows.push(`      ${await afterIdleCollection(target)}`);
       console.log(memoryRows.at(-1));
       memoryRows.push(await idleCost(target));
       console.log(memoryRows.at(-1));
@@ -400,8 +485,8 @@ async function main() {
           `linked ${linked - before} accounts in ${linkSeconds.toFixed(0)} s (${(linkSeconds / (linked - before)).toFixed(2)} s each)`,
         );
       }
-      const resumeSeconds = await restartWith(linked);
-      console.log(`a fresh connector resumed ${linked} accounts in ${resumeSeconds.toFixed(0)} s`);
+      const resume = await restartWith(linked);
+      console.log(`a fresh connector resumed ${linked} accounts in ${resume.seconds.toFixed(0)} s (per account: ${resume.cost})`);
       await sleep(OLD_LONG_POLL_MS);
       trafficRows.push(await measureMemoryWithTraffic(traffic, accounts));
       console.log(trafficRows.at(-1));

@@ -68,6 +68,7 @@ export function createControlApi(core: SandboxCore): Hono {
       ok: true,
       accounts: core.network.accounts.size(),
       online: core.network.onlineCount(),
+      undelivered: core.network.undelivered(),
       rssBytes: process.memoryUsage().rss,
       cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     });

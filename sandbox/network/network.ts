@@ -119,6 +119,24 @@ export class Network {
   }
 
   /**
+   * What the network still owes the linked devices: those whose history bootstrap is not sent
+   * yet, and message stanzas queued for a login or written and not yet receipted or acked. All
+   * zero once every device took in everything sent to it (bench:connector waits for that after
+   * linking, so that a restart starts from a settled network).
+   */
+  undelivered(): { awaitingBootstrap: number; queued: number; unreceipted: number } {
+    const totals = { awaitingBootstrap: 0, queued: 0, unreceipted: 0 };
+    for (const account of this.accounts.all()) {
+      for (const companion of account.devices.values()) {
+        if (!companion.bootstrapped) totals.awaitingBootstrap += 1;
+        totals.queued += companion.queue.length;
+        totals.unreceipted += companion.unreceipted.size;
+      }
+    }
+    return totals;
+  }
+
+  /**
    * Sends to a companion device now, or queues it for its next login. A message stanza stays
    * kept until the device receipts or acks it: if its connection closes first, the stanza is
    * delivered again at the next login.

@@ -58,6 +58,20 @@ describe('sandbox: a message is kept until the device receipts it', () => {
     expect(bob.rawMessages.filter((m) => m.id === sent!.key.id).map((m) => m.socket)).toEqual([bob.socketCount - 1]);
   });
 
+  it('GET /health counts what the network still owes the linked devices, down to nothing once they took it in', async () => {
+    type Owed = { awaitingBootstrap: number; queued: number; unreceipted: number };
+    const owed = async () => ((await (await fetch(`${sandbox.descriptor.controlUrl}/health`)).json()) as { undelivered: Owed }).undelivered;
+    const settled = async () => Object.values(await owed()).every((count) => count === 0);
+    await waitFor('the linked devices to take in everything', settled, { timeoutMs: 30_000 });
+    await bob.stop();
+    const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'while away' });
+    await waitFor('the message queued for the stopped device', async () => (await owed()).queued > 0, { timeoutMs: 30_000 });
+    expect(await owed()).toEqual({ awaitingBootstrap: 0, queued: 1, unreceipted: 0 });
+    bob.start();
+    await bob.waitForMessage((m) => m.key.id === sent!.key.id && !!text(m), 'the message after the restart');
+    await waitFor('nothing owed once it is receipted', settled, { timeoutMs: 30_000 });
+  });
+
   it('a kicked connection gives back what it was sent and never receipted', async () => {
     bob.crashOnMessage(fromPhone('15550011001'), { hang: true });
     const sent = await alice.sock!.sendMessage(bob.userJid, { text: 'before the kick' });

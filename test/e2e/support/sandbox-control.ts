@@ -23,6 +23,8 @@ export interface SandboxControl {
   kick(phone: string, device: number, kind: string): Promise<unknown>;
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
+  /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
+  undelivered(): Promise<{ awaitingBootstrap: number; queued: number; unreceipted: number }>;
 }
 
 export function sandboxControl(controlUrl: string): SandboxControl {
@@ -52,5 +54,7 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
+    undelivered: async () =>
+      (await call<{ undelivered: { awaitingBootstrap: number; queued: number; unreceipted: number } }>('GET', '/health')).undelivered,
   };
 }
