@@ -31,6 +31,16 @@ const RECEIPT_BITS: Record<string, number> = { delivery: 1, read: 2, played: 4 }
 
 const ORIGIN_LIMIT = 100_000;
 
+/** What the network still owes the linked devices (`Network.undelivered`, `GET /health`). */
+export interface Undelivered {
+  /** Linked devices whose history bootstrap is not sent yet. */
+  awaitingBootstrap: number;
+  /** Message stanzas queued for a device's next login. */
+  queued: number;
+  /** Message stanzas written to a device and not receipted or acked yet. */
+  unreceipted: number;
+}
+
 /**
  * The live network: accounts, who is online, offline queues, and which device sent which
  * message (receipts go back to it). All lookups are by key, never a scan per message.
@@ -124,8 +134,8 @@ export class Network {
    * zero once every device took in everything sent to it (bench:connector waits for that after
    * linking, so that a restart starts from a settled network).
    */
-  undelivered(): { awaitingBootstrap: number; queued: number; unreceipted: number } {
-    const totals = { awaitingBootstrap: 0, queued: 0, unreceipted: 0 };
+  undelivered(): Undelivered {
+    const totals: Undelivered = { awaitingBootstrap: 0, queued: 0, unreceipted: 0 };
     for (const account of this.accounts.all()) {
       for (const companion of account.devices.values()) {
         if (!companion.bootstrapped) totals.awaitingBootstrap += 1;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateMessageIDV2, proto, type BinaryNode, type WAMessage } from '@whiskeysockets/baileys';
 import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 import { Persistence } from '../../sandbox/persistence.js';
+import { sandboxControl } from '../e2e/support/sandbox-control.js';
 import { waitFor } from '../support/wait.js';
 import { sandboxDataDir } from './support/data-dir-sandbox.js';
 import { linkClient, type SandboxClient } from './support/sandbox-client.js';
@@ -59,8 +60,7 @@ describe('sandbox: a message is kept until the device receipts it', () => {
   });
 
   it('GET /health counts what the network still owes the linked devices, down to nothing once they took it in', async () => {
-    type Owed = { awaitingBootstrap: number; queued: number; unreceipted: number };
-    const owed = async () => ((await (await fetch(`${sandbox.descriptor.controlUrl}/health`)).json()) as { undelivered: Owed }).undelivered;
+    const owed = sandboxControl(sandbox.descriptor.controlUrl).undelivered;
     const settled = async () => Object.values(await owed()).every((count) => count === 0);
     await waitFor('the linked devices to take in everything', settled, { timeoutMs: 30_000 });
     await bob.stop();

@@ -1,3 +1,5 @@
+import type { Undelivered } from '../../../sandbox/network/network.js';
+
 /**
  * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
  * QR scans, messages sent from a phone (device 0), the phone's inbox and its read/played receipts, kicks.
@@ -24,7 +26,7 @@ export interface SandboxControl {
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
   /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
-  undelivered(): Promise<{ awaitingBootstrap: number; queued: number; unreceipted: number }>;
+  undelivered(): Promise<Undelivered>;
 }
 
 export function sandboxControl(controlUrl: string): SandboxControl {
@@ -54,7 +56,6 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
-    undelivered: async () =>
-      (await call<{ undelivered: { awaitingBootstrap: number; queued: number; unreceipted: number } }>('GET', '/health')).undelivered,
+    undelivered: async () => (await call<{ undelivered: Undelivered }>('GET', '/health')).undelivered,
   };
 }
