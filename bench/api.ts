@@ -20,7 +20,7 @@ import { logger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createAccount, listAccounts } from '../core/store/accounts.js';
 import { createApiKey } from '../core/store/api-keys.js';
-import { listChats, recordChatActivity } from '../core/store/chats.js';
+import { listChats, updateChat } from '../core/store/chats.js';
 import { listMessages, putMessage } from '../core/store/messages.js';
 import { tableOf } from '../core/store/table.js';
 import { startApiServer } from '../functions/server.js';
@@ -191,11 +191,10 @@ async function main(): Promise<void> {
       createAccount(table, { id: `bench${ACCOUNTS + i}`, collectionName: `auth_bench${ACCOUNTS + i}`, status: 'connected' }),
     );
     await seed(LARGE_CHATS, (i) =>
-      recordChatActivity(table, 'bench1', {
-        chatId: `${15560000000 + i}@s.whatsapp.net`,
-        timestamp: 1_700_000_000_000 + i * 1000,
+      updateChat(table, 'bench1', `${15560000000 + i}@s.whatsapp.net`, {
+        at: 1_700_000_000_000 + i * 1000,
         name: `Contact ${i}`,
-        unread: i % 3 === 0,
+        unread: i % 3 === 0 ? 1 : 0,
       }),
     );
     results.push({

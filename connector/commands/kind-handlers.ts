@@ -4,7 +4,8 @@ import { accountObjectPrefix } from '../../core/keys.js';
 import { getStream } from '../../core/media-store.js';
 import type { CommandOf } from '../../core/schemas/command.js';
 import type { Message } from '../../core/schemas/message.js';
-import { findChat, takeUnread } from '../../core/store/chats.js';
+import { findChat } from '../../core/store/chats.js';
+import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { findMedia } from '../../core/store/media.js';
 import { findMessage, listMessages } from '../../core/store/messages.js';
 import { contactVcard } from '../../core/vcard.js';
@@ -161,7 +162,8 @@ export function kindHandlers(deps: SendDeps) {
         return {
           action: async (sock) => {
             if (keys.length > 0) await sock.readMessages(keys);
-            await takeUnread(table, accountId, chatId, unread);
+            // An unread message that arrived meanwhile stays unread: the count goes down by these.
+            if (unread > 0) await chatWriterOf(table).change(accountId, chatId, { unread: -unread });
           },
         };
       }),

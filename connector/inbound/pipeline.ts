@@ -8,13 +8,11 @@
  * 1. map it (map-message.ts); status broadcasts and protocol-only messages are skipped;
  * 2. reactions, revokes and edits update the stored target message (reactions list, revoked
  *    flag, new text or caption);
- * 3. a new message: its row is written only if absent (one conditional write), and at the same
- *    time the Chat (name, unreadCount for inbound `notify`, lastMessageTime) is updated. When
- *    the row was there already (a redelivery), the unread message just added is taken back:
- *    the count ends as if the chat had not been touched (counter updates commute;
- *    lastMessageTime only moves forward, to this same time). Media is downloaded once into S3
- *    with a Media item before the row (a message with media is looked up first, so a
- *    redelivery does not download it again);
+ * 3. a new message: its row is written only if absent, and with it the Chat (name, unreadCount
+ *    for inbound `notify`, lastMessageTime; core/store/chat-writer.ts). When the row was there
+ *    already (a redelivery), the unread count is left as it was (lastMessageTime only moves
+ *    forward, to this same time). Media is downloaded once into S3 with a Media item before the
+ *    row (a message with media is looked up first, so a redelivery does not download it again);
  * 4. the webhook event is due for inbound messages (fromMe false; WEBHOOK_INCLUDE_FROM_ME=true
  *    or `deliverFromMe: true` adds the account's own), with eventId `<accountId>:<messageId>`.
  *    Something durable holds the event until it is enqueued (docs/guarantees.md): for a live
@@ -39,7 +37,7 @@ import { lazyChild, type LazyLog } from '../../core/lazy-child.js';
 import { mediaStoreOf } from '../../core/media-store.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
-import { recordChatActivity, renameChat, retractUnread } from '../../core/store/chats.js';
+import type { ChatChange } from '../../core/store/chats.js';
 import {
   addGroupReceipt,
   advanceMessageStatus,
@@ -47,7 +45,6 @@ import {
   editMessageContent,
   findMessageRecord,
   markMessageRevoked,
-  putMessageIfAbsent,
   setPollVotes,
   setReactions,
   type MessageMarks,
@@ -56,7 +53,7 @@ import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '..
 import { KeyedSerial } from '../../core/serial.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import { createNewMessageWriter } from '../../core/store/new-message-writer.js';
+import { chatWriterOf } from '../../core/store/chat-writer.js';
 import type { InboundAction, MediaDescriptor, PollVote, UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
@@ -155,15 +152,11 @@ interface EarlyGroupReceipts {
   recipients: () => Promise<GroupRecipients | undefined>;
 }
 
-/** Chat names already written (the most recent, at most), so a known pushName costs no write per message. */
-const KNOWN_NAMES_LIMIT = 10_000;
-
 export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipeline {
   const table = tableOf(deps.config, deps.clients);
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
-  const knownNames = new BoundedCache<string, string>('chat-names', KNOWN_NAMES_LIMIT);
-  const newMessages = createNewMessageWriter(table);
+  const chats = chatWriterOf(table);
   let mapper: typeof import('./map-message.js') | undefined;
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
@@ -303,11 +296,12 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   }
 
   /**
-   * Writes a new message's row unless stored. A message the account sent gets its status: the
-   * one it came with, moved on by receipts that came before the row. Answers the moves made.
+   * Writes a new message's row unless stored, and its chat's change. A message the account sent
+   * gets its status: the one it came with, moved on by receipts that came before the row.
+   * Answers the moves made.
    */
-  async function putNewMessage(accountId: string, msg: WAMessage, message: Message, marks: MessageMarks) {
-    if (!message.fromMe) return { stored: await putMessageIfAbsent(table, accountId, message, marks), moves: [] };
+  async function putNewMessage(accountId: string, msg: WAMessage, message: Message, marks: MessageMarks, chat: ChatChange) {
+    if (!message.fromMe) return { stored: await chats.putMessageIfAbsent(accountId, message, marks, chat), moves: [] };
     const key = `${accountId}\n${message.messageId}`;
     let early: EarlyGroupReceipts | undefined;
     const result = await statusLocks.run(key, async () => {
@@ -318,7 +312,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       const moves = forwardMoves(undefined, [initial, ...earlyStatuses.take(key, now)]);
       const last = moves[moves.length - 1] ?? initial;
       const withStatus: Message = { ...message, status: last.status, statusAt: last.at };
-      if (await putMessageIfAbsent(table, accountId, withStatus, marks)) return { stored: true, moves };
+      if (await chats.putMessageIfAbsent(accountId, withStatus, marks, chat)) return { stored: true, moves };
       // Stored already (a redelivery): what it brings is applied like receipts.
       const applied: StatusMove[] = [];
       for (const move of moves) {
@@ -447,12 +441,9 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       : ctx.writeAhead?.(message.messageId) === 'live'
         ? { eventHeldByRecord: true }
         : { eventPending: true };
-    const [{ stored, moves }] = await Promise.all([
-      putNewMessage(accountId, msg, message, marks),
-      updateChat(accountId, msg, message, unread, ctx),
-    ]);
+    const chat = await chatChangeOf(msg, message, unread, ctx);
+    const { stored, moves } = await putNewMessage(accountId, msg, message, marks, chat);
     if (!stored) {
-      if (unread) await retractUnread(table, accountId, message.chatId);
       await settleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), ctx, log);
       await sendStatusEvents(accountId, message.messageId, message.chatId, moves);
       return;
@@ -470,26 +461,17 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     return !message.fromMe && message.from === message.chatId && msg.pushName ? msg.pushName : undefined;
   }
 
-  async function updateChat(accountId: string, msg: WAMessage, message: Message, unread: boolean, ctx: InboundContext) {
-    await recordChat(accountId, message.chatId, message.timestamp, unread ? 1 : 0, await chatNameFrom(msg, message, ctx));
-  }
-
-  /** One activity of a chat (of one message, or of several written together), and its new name when it has one. */
-  async function recordChat(accountId: string, chatId: string, timestamp: number, unread: number, name: string | undefined) {
-    await recordChatActivity(table, accountId, { chatId, timestamp, unread, ...(name ? { name } : {}) });
-    const nameKey = `${accountId}\n${chatId}`;
-    if (name && knownNames.get(nameKey) !== name) {
-      await renameChat(table, accountId, chatId, name);
-      knownNames.set(nameKey, name);
-    }
+  /** What a message does to its chat: moves it to the message's time, one more unread, maybe a name. */
+  async function chatChangeOf(msg: WAMessage, message: Message, unread: boolean, ctx: InboundContext): Promise<ChatChange> {
+    const name = await chatNameFrom(msg, message, ctx);
+    return { at: message.timestamp, unread: unread ? 1 : 0, ...(name ? { name } : {}) };
   }
 
   /**
    * New messages from others without media, that followed each other in the account's upserts:
-   * stored as `storeNewMessage` stores one, with their rows in shared requests
-   * (new-message-writer.ts) and one chat update per chat, each written while the rows are. Their
-   * events are then enqueued together, in order. `failed[i]` is set for the run's messages whose
-   * handling failed (logged here).
+   * stored as `storeNewMessage` stores one, their rows and chats in shared requests
+   * (chat-writer.ts). Their events are then enqueued together, in order. `failed[i]` is set for
+   * the run's messages whose handling failed (logged here).
    */
   async function storeNewRun(
     accountId: string,
@@ -497,41 +479,25 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     ctx: InboundContext,
     failed: (entry: NewInRun, error: unknown) => void,
   ) {
-    const entries = run.map((entry) => {
-      const unread = entry.type === 'notify';
-      // Messages of others: the event is due; who holds it as in storeNewMessage.
-      const marks: MessageMarks =
-        ctx.writeAhead?.(entry.message.messageId) === 'live' ? { eventHeldByRecord: true } : { eventPending: true };
-      return { ...entry, unread, marks, row: newMessages.putIfAbsent(accountId, entry.message, marks) };
-    });
-    const byChat = new Map<string, typeof entries>();
-    for (const entry of entries) {
-      const ofChat = byChat.get(entry.message.chatId);
-      if (ofChat) ofChat.push(entry);
-      else byChat.set(entry.message.chatId, [entry]);
-    }
-    const chatWrites = new Map<string, Promise<void>>();
-    for (const [chatId, ofChat] of byChat) {
-      chatWrites.set(
-        chatId,
-        (async () => {
-          let name: string | undefined;
-          for (const entry of ofChat) name = (await chatNameFrom(entry.msg, entry.message, ctx)) ?? name;
-          const newest = Math.max(...ofChat.map((entry) => entry.message.timestamp));
-          await recordChat(accountId, chatId, newest, ofChat.filter((entry) => entry.unread).length, name);
-        })(),
-      );
-    }
+    // Named in order before any row goes: the last name a run gives a chat is the one it keeps.
+    const changes = await Promise.allSettled(run.map((entry) => chatChangeOf(entry.msg, entry.message, entry.type === 'notify', ctx)));
     const outcomes = await Promise.all(
-      entries.map(async (entry) => {
-        const [row, chat] = await Promise.allSettled([entry.row, chatWrites.get(entry.message.chatId)]);
-        if (row.status === 'rejected') return { entry, error: row.reason as unknown };
-        if (chat.status === 'rejected') return { entry, error: chat.reason as unknown };
-        return { entry, stored: row.value };
+      run.map(async (item, i) => {
+        // Messages of others: the event is due; who holds it as in storeNewMessage.
+        const marks: MessageMarks =
+          ctx.writeAhead?.(item.message.messageId) === 'live' ? { eventHeldByRecord: true } : { eventPending: true };
+        const entry = { ...item, marks };
+        const change = changes[i]!;
+        if (change.status === 'rejected') return { entry, error: change.reason as unknown };
+        try {
+          return { entry, stored: await chats.putMessageIfAbsent(accountId, entry.message, marks, change.value) };
+        } catch (error) {
+          return { entry, error };
+        }
       }),
     );
     const events: Promise<void>[] = [];
-    const redelivered: typeof entries = [];
+    const redelivered: Array<(typeof outcomes)[number]['entry']> = [];
     for (const outcome of outcomes) {
       const { entry } = outcome;
       if ('error' in outcome) {
@@ -558,7 +524,6 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     );
     for (const entry of redelivered) {
       try {
-        if (entry.unread) await retractUnread(table, accountId, entry.message.chatId);
         if (storedNow.has(entry.message.messageId)) entry.log.debug('message twice in one batch: stored once');
         else await settleRedelivery(accountId, await findMessageRecord(table, accountId, entry.message.messageId), ctx, entry.log);
       } catch (error) {

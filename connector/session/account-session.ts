@@ -30,6 +30,7 @@ import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
+import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { boundLidMappingCache, socketCaches } from './socket-caches.js';
 
 export interface AccountSessionDeps {
@@ -141,6 +142,8 @@ export class AccountSession {
     this.log = deps.logger.child({ accountId: deps.accountId });
     this.inbox = new Inbox(deps.table, deps.accountId, this.log);
     this.groupSubjects = new GroupSubjects(deps.table, deps.accountId, this.log);
+    // The account may have been another connector's since this process last wrote its chats.
+    chatWriterOf(deps.table).forgetAccount(deps.accountId);
   }
 
   get status(): AccountStatus {

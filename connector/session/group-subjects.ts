@@ -1,7 +1,7 @@
 import type { GroupMetadata, WASocket } from '@whiskeysockets/baileys';
 import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
-import { renameChat } from '../../core/store/chats.js';
+import { chatWriterOf } from '../../core/store/chat-writer.js';
 import type { Table } from '../../core/store/table.js';
 
 /** Subjects kept per session; beyond this the least recently used go (a metadata query refills one). */
@@ -40,9 +40,9 @@ export class GroupSubjects {
       for (const { id, subject } of groups) {
         if (!id || !subject || this.subjects.get(id) === subject) continue;
         this.remember(id, subject);
-        renameChat(this.table, this.accountId, id, subject).catch((error: unknown) =>
-          this.log.warn({ err: error, groupJid: id }, 'renaming the group chat failed'),
-        );
+        chatWriterOf(this.table)
+          .change(this.accountId, id, { name: subject })
+          .catch((error: unknown) => this.log.warn({ err: error, groupJid: id }, 'renaming the group chat failed'));
       }
     };
     sock.ev.on('groups.upsert', onChange);

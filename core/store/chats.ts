@@ -1,9 +1,9 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
 import { chatGsi1, chatKey, chatsGsi1pk } from '../keys.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
-import { toAttributes } from './attributes.js';
+import { fromAttributes, toAttributes } from './attributes.js';
 import { queryGsi1, type Page } from './paging.js';
 import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
 
@@ -20,118 +20,93 @@ export async function listChats(table: Table, accountId: string, page: Page): Pr
   return items.map(parseChat);
 }
 
-export interface ChatActivity {
-  chatId: string;
-  timestamp: number;
-  /** Used when the chat is new or has no name yet; an existing name is kept. */
+/**
+ * What happens to a chat: a message's time (`at`: the chat is created when absent, and its
+ * `lastMessageTime` only moves forward, so a message delivered late does not reorder the list),
+ * unread messages added or taken off, a new name (a pushName, a group's subject). Without `at`
+ * the change applies only to a chat that exists.
+ */
+export interface ChatChange {
+  at?: number;
+  unread?: number;
   name?: string;
-  /**
-   * Unread messages it adds (inbound, not from the account itself): true for one, or a count
-   * (several messages of the chat written together).
-   */
-  unread: boolean | number;
+}
+
+/** A chat with no name yet is named by its number (the user part of its JID). */
+const defaultName = (chatId: string) => chatId.split('@')[0] ?? chatId;
+
+/** The chat after `change` (undefined: it does not exist, and the change does not create it). */
+export function applyChatChange(chat: Chat | undefined, chatId: string, change: ChatChange): Chat | undefined {
+  const unread = change.unread ?? 0;
+  if (!chat) {
+    if (change.at === undefined) return undefined;
+    return { chatId, name: change.name ?? defaultName(chatId), unreadCount: unread, lastMessageTime: change.at };
+  }
+  return {
+    chatId,
+    name: change.name ?? chat.name,
+    unreadCount: chat.unreadCount + unread,
+    lastMessageTime: change.at === undefined ? chat.lastMessageTime : Math.max(chat.lastMessageTime, change.at),
+  };
+}
+
+/** The stored item of a chat (its key, and the index key that orders the list). */
+export function chatItem(accountId: string, chat: Chat): Record<string, unknown> {
+  return { ...chatKey(accountId, chat.chatId), ...chatGsi1(accountId, chat.chatId, chat.lastMessageTime), ...chat };
 }
 
 /**
- * Moves a chat to the top when a message arrives: creates it when absent, advances
- * `lastMessageTime` only forward (an older message delivered late does not reorder the list).
- * Several messages of one chat make one activity: the newest time, the unread ones counted.
+ * Applies a change in one conditional write, whatever the chat holds (counter updates commute),
+ * and answers the chat as it is now (undefined when it does not exist). Through the raw client:
+ * the inbound path writes a chat this way when it knows nothing of it yet (chat-writer.ts).
  */
-export async function recordChatActivity(table: Table, accountId: string, activity: ChatActivity): Promise<void> {
-  const key = chatKey(accountId, activity.chatId);
-  const gsi = chatGsi1(accountId, activity.chatId, activity.timestamp);
-  const increment = typeof activity.unread === 'number' ? activity.unread : activity.unread ? 1 : 0;
-  const name = activity.name ?? activity.chatId.split('@')[0] ?? activity.chatId;
-  try {
-    // Through the raw client: one of these per chat per batch of inbound messages.
-    await table.raw.send(
-      new UpdateItemCommand({
-        TableName: table.name,
-        Key: toAttributes(key),
-        UpdateExpression:
-          'SET chatId = :chatId, #name = if_not_exists(#name, :name), lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc',
-        ConditionExpression: 'attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t',
-        ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: toAttributes({
-          ':chatId': activity.chatId,
-          ':name': name,
-          ':t': activity.timestamp,
-          ':g1pk': gsi.gsi1pk,
-          ':g1sk': gsi.gsi1sk,
-          ':inc': increment,
-        }),
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    if (increment > 0) {
-      await table.doc.send(
-        new UpdateCommand({
+export async function updateChat(table: Table, accountId: string, chatId: string, change: ChatChange): Promise<Chat | undefined> {
+  const key = toAttributes(chatKey(accountId, chatId));
+  const unread = change.unread ?? 0;
+  const names = change.name !== undefined ? { '#name': 'name' } : undefined;
+  const update = (expression: string, condition: string, values: Record<string, unknown>, attributeNames = names) =>
+    table.raw
+      .send(
+        new UpdateItemCommand({
           TableName: table.name,
           Key: key,
-          UpdateExpression: 'ADD unreadCount :inc',
-          ExpressionAttributeValues: { ':inc': increment },
+          UpdateExpression: expression,
+          ConditionExpression: condition,
+          ...(attributeNames ? { ExpressionAttributeNames: attributeNames } : {}),
+          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: toAttributes(values) } : {}),
+          ReturnValues: 'ALL_NEW',
         }),
+      )
+      .then(
+        (result) => (result.Attributes ? parseChat(fromAttributes(result.Attributes)) : undefined),
+        (error: unknown) => {
+          if (isConditionalCheckFailed(error)) return 'condition_failed' as const;
+          throw error;
+        },
       );
-    }
-  }
-}
-
-/**
- * Takes back the unread message `recordChatActivity` added for a message that turned out to be
- * a redelivery (the inbound pipeline writes both at once). Counter updates commute, so the
- * count ends right whatever lands first.
- */
-export async function retractUnread(table: Table, accountId: string, chatId: string): Promise<void> {
-  await table.doc
-    .send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: chatKey(accountId, chatId),
-        UpdateExpression: 'ADD unreadCount :minusOne',
-        ConditionExpression: ITEM_EXISTS,
-        ExpressionAttributeValues: { ':minusOne': -1 },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
-}
-
-export async function renameChat(table: Table, accountId: string, chatId: string, name: string): Promise<void> {
-  await table.doc
-    .send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: chatKey(accountId, chatId),
-        UpdateExpression: 'SET #name = :name',
-        ConditionExpression: ITEM_EXISTS,
-        ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: { ':name': name },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
-}
-
-/**
- * Takes `count` unread messages off a chat once they were read (receipts sent). An ADD, not a
- * SET to 0: a message arriving meanwhile stays unread.
- */
-export async function takeUnread(table: Table, accountId: string, chatId: string, count: number): Promise<void> {
-  if (count <= 0) return;
-  await table.doc
-    .send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key: chatKey(accountId, chatId),
-        UpdateExpression: 'ADD unreadCount :minus',
-        ConditionExpression: ITEM_EXISTS,
-        ExpressionAttributeValues: { ':minus': -count },
-      }),
-    )
-    .catch((error: unknown) => {
-      if (!isConditionalCheckFailed(error)) throw error;
-    });
+  /** The count and the name only, on a chat that exists. */
+  const adjust = async () => {
+    const sets = change.name !== undefined ? ['#name = :name'] : [];
+    const expression = `${sets.length > 0 ? `SET ${sets.join(', ')} ` : ''}ADD unreadCount :inc`;
+    const values = { ':inc': unread, ...(change.name !== undefined ? { ':name': change.name } : {}) };
+    const chat = await update(expression, ITEM_EXISTS, values);
+    return chat === 'condition_failed' ? undefined : chat;
+  };
+  if (change.at === undefined) return adjust();
+  const gsi = chatGsi1(accountId, chatId, change.at);
+  const moved = await update(
+    `SET chatId = :chatId, #name = ${change.name !== undefined ? ':name' : 'if_not_exists(#name, :name)'}, lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc`,
+    'attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t',
+    {
+      ':chatId': chatId,
+      ':name': change.name ?? defaultName(chatId),
+      ':t': change.at,
+      ':g1pk': gsi.gsi1pk,
+      ':g1sk': gsi.gsi1sk,
+      ':inc': unread,
+    },
+    { '#name': 'name' },
+  );
+  // A newer message is there already: the count and the name still change, the order does not.
+  return moved === 'condition_failed' ? adjust() : moved;
 }

@@ -6,7 +6,7 @@ import { getBuffer, listKeys, mediaStoreOf, putStream, type MediaStore } from '.
 import { createAccount, getAccount, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
 import { deleteAccountData } from '../../core/store/account-deletion.js';
 import { clearAuthState, readCreds, readSignalKeys, writeCreds, writeSignalKeys } from '../../core/store/auth-state.js';
-import { findChat, listChats, recordChatActivity, retractUnread } from '../../core/store/chats.js';
+import { applyChatChange, findChat, listChats, updateChat } from '../../core/store/chats.js';
 import { findMedia, putMedia } from '../../core/store/media.js';
 import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
 import { claimIdempotencyKey, findIdempotencyRecord } from '../../core/store/idempotency.js';
@@ -117,29 +117,53 @@ describe('chats and messages', () => {
     const id = uniqueId('chat');
     const a = '15550000001@s.whatsapp.net';
     const b = '123456789-987654321@g.us';
-    await recordChatActivity(table, id, { chatId: a, timestamp: 100, name: 'Alice', unread: true });
-    await recordChatActivity(table, id, { chatId: b, timestamp: 200, name: 'Group', unread: true });
-    await recordChatActivity(table, id, { chatId: a, timestamp: 300, unread: true });
-    await recordChatActivity(table, id, { chatId: b, timestamp: 150, unread: false });
+    await updateChat(table, id, a, { at: 100, name: 'Alice', unread: 1 });
+    await updateChat(table, id, b, { at: 200, name: 'Group', unread: 1 });
+    await updateChat(table, id, a, { at: 300, unread: 1 });
+    // Older than the chat's last message: the order stays, the count and the name change.
+    expect(await updateChat(table, id, b, { at: 150, unread: 1, name: 'Team' })).toEqual({
+      chatId: b,
+      name: 'Team',
+      unreadCount: 2,
+      lastMessageTime: 200,
+    });
     const chats = await listChats(table, id, { limit: 50, skip: 0 });
     expect(chats).toEqual([
       { chatId: a, name: 'Alice', unreadCount: 2, lastMessageTime: 300 },
-      { chatId: b, name: 'Group', unreadCount: 1, lastMessageTime: 200 },
+      { chatId: b, name: 'Team', unreadCount: 2, lastMessageTime: 200 },
     ]);
     expect(await listChats(table, id, { limit: 1, skip: 1 })).toEqual([chats[1]]);
   });
 
-  it('retracting an unread message takes one off the count and creates no chat', async () => {
+  it('a change without a time changes only a chat that exists; a new chat is named by its number', async () => {
     const id = uniqueId('retract');
     const a = '15550000002@s.whatsapp.net';
-    await recordChatActivity(table, id, { chatId: a, timestamp: 100, unread: true });
-    await retractUnread(table, id, a);
-    await recordChatActivity(table, id, { chatId: a, timestamp: 200, unread: true });
-    await recordChatActivity(table, id, { chatId: a, timestamp: 200, unread: true });
-    await retractUnread(table, id, a);
+    await updateChat(table, id, a, { at: 100, unread: 1 });
+    await updateChat(table, id, a, { unread: -1 });
+    await updateChat(table, id, a, { at: 200, unread: 1 });
+    await updateChat(table, id, a, { at: 200, unread: 1 });
+    expect(await updateChat(table, id, a, { unread: -1 })).toEqual({
+      chatId: a,
+      name: '15550000002',
+      unreadCount: 1,
+      lastMessageTime: 200,
+    });
     expect(await findChat(table, id, a)).toMatchObject({ unreadCount: 1, lastMessageTime: 200 });
-    await retractUnread(table, id, '15550000003@s.whatsapp.net');
+    expect(await updateChat(table, id, '15550000003@s.whatsapp.net', { unread: -1, name: 'x' })).toBeUndefined();
     expect(await findChat(table, id, '15550000003@s.whatsapp.net')).toBeUndefined();
+  });
+
+  it('applyChatChange computes what updateChat writes', () => {
+    const a = '15550000004@s.whatsapp.net';
+    expect(applyChatChange(undefined, a, { unread: 1 })).toBeUndefined();
+    const created = applyChatChange(undefined, a, { at: 100, unread: 1 });
+    expect(created).toEqual({ chatId: a, name: '15550000004', unreadCount: 1, lastMessageTime: 100 });
+    expect(applyChatChange(created, a, { at: 50, unread: 2, name: 'Ann' })).toEqual({
+      chatId: a,
+      name: 'Ann',
+      unreadCount: 3,
+      lastMessageTime: 100,
+    });
   });
 });
 
@@ -261,7 +285,7 @@ describe('account deletion', () => {
     await createAccount(table, { id: other, collectionName: `auth_${other}`, status: 'connecting' });
     for (let i = 0; i < 30; i++) await putMessage(table, id, textMessage(`D${i}`, i));
     await putMessage(table, other, textMessage('K1', 1));
-    await recordChatActivity(table, id, { chatId: chatJid, timestamp: 1, unread: true });
+    await updateChat(table, id, chatJid, { at: 1, unread: 1 });
     await putPendingOutbound(table, id, { messageId: 'O1', commandId: 'c' }, Date.now());
     await claimIdempotencyKey(table, id, 'key', { fingerprint: 'f', messageId: 'O1' });
     await putMedia(table, id, { mediaId: 'm1', messageId: 'D1', s3Key: `accounts/${id}/media/m1`, mimetype: 'image/png', size: 3 });

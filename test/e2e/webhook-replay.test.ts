@@ -4,7 +4,7 @@ import { startWebhookDelivery, type WebhookDelivery } from '../../connector/webh
 import { createQueues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { webhookEventId } from '../../core/schemas/webhook-event.js';
-import { recordChatActivity } from '../../core/store/chats.js';
+import { updateChat } from '../../core/store/chats.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { Receiver } from '../connector/webhooks/receiver.js';
@@ -59,7 +59,7 @@ describe('webhook replay through the delivery worker', () => {
       text: 'again',
     };
     await putMessage(tableOf(stack.config, stack.clients), accountId, message);
-    await recordChatActivity(tableOf(stack.config, stack.clients), accountId, { chatId, timestamp: message.timestamp, unread: true });
+    await updateChat(tableOf(stack.config, stack.clients), accountId, chatId, { at: message.timestamp, unread: 1 });
 
     const answer = await api.call('POST', `/webhooks/${webhookId}/replay`, { since: message.timestamp - 1, until: message.timestamp + 1 });
     expect(answer.status).toBe(202);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordChatActivity } from '../../core/store/chats.js';
+import { updateChat } from '../../core/store/chats.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { startTestApi } from '../support/test-api.js';
@@ -21,14 +21,13 @@ beforeAll(async () => {
   await api.call('POST', '/accounts', { id: accountId });
   // 120 chats (more than one page of the maximum) and 130 messages in Alice's chat.
   for (let i = 0; i < 120; i++) {
-    await recordChatActivity(table, accountId, {
-      chatId: `1555100${String(i).padStart(4, '0')}@s.whatsapp.net`,
-      timestamp: 1_700_000_000_000 + i,
+    await updateChat(table, accountId, `1555100${String(i).padStart(4, '0')}@s.whatsapp.net`, {
+      at: 1_700_000_000_000 + i,
       name: `Contact ${i}`,
-      unread: true,
+      unread: 1,
     });
   }
-  await recordChatActivity(table, accountId, { chatId: GROUP, timestamp: 1_800_000_000_000, name: 'Team', unread: false });
+  await updateChat(table, accountId, GROUP, { at: 1_800_000_000_000, name: 'Team' });
   for (let i = 0; i < 130; i++) {
     await putMessage(table, accountId, {
       messageId: `ALICE${String(i).padStart(4, '0')}`,

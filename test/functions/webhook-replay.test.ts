@@ -3,7 +3,7 @@ import { messageEventFor } from '../../core/message-event.js';
 import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
-import { recordChatActivity } from '../../core/store/chats.js';
+import { updateChat } from '../../core/store/chats.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 import { createApp } from '../../functions/app.js';
@@ -59,7 +59,7 @@ async function store(accountId: string, chatId: string, timestamp: number, fromM
     text: `text ${timestamp}`,
   };
   await putMessage(table, accountId, message);
-  await recordChatActivity(table, accountId, { chatId, timestamp, unread: !fromMe });
+  await updateChat(table, accountId, chatId, { at: timestamp, unread: fromMe ? 0 : 1 });
   return message;
 }
 

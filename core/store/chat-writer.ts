@@ -1,0 +1,203 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { BoundedCache } from '../bounded-cache.js';
+import { createBatcher, type Batcher } from '../batcher.js';
+import { chatKey, messageKey } from '../keys.js';
+import { KeyedSerial } from '../serial.js';
+import { chatSchema, type Chat } from '../schemas/chat.js';
+import type { Message } from '../schemas/message.js';
+import { toAttributes } from './attributes.js';
+import { BATCH_WRITE_LIMIT, batchGet, batchWrite } from './batch.js';
+import { applyChatChange, chatItem, updateChat, type ChatChange } from './chats.js';
+import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
+import { perTable, withoutKeys, type Table } from './table.js';
+
+/**
+ * The connector's writes of new message rows and of chats, for every account of the process,
+ * in shared requests:
+ *
+ *   const chats = chatWriterOf(table);
+ *   const stored = await chats.putMessageIfAbsent(accountId, message, marks, { at, unread: 1, name });
+ *   await chats.change(accountId, chatId, { unread: -3 });   // read receipts sent
+ *
+ * A row is stored "if absent": a BatchGetItem (strongly consistent, keys only) finds which rows
+ * are there already, and one BatchWriteItem stores the others, where a conditional PutItem each
+ * cost a request per message. The chat a message moves travels in the same BatchWriteItem, as
+ * the whole chat item: this writer keeps the chats it wrote or read (`chat-rows`), so it knows
+ * what the item becomes without a conditional UpdateItem of its own (the one request per message
+ * a burst still paid for, docs/benchmarks.md). Its unread count grows only for rows that were
+ * absent: a redelivery leaves it as it was (its time still moves the chat forward, which a
+ * replay after a crash needs).
+ *
+ * The reads and the writes are not one atomic step, so this relies on what makes this process
+ * the only writer of an account's new rows and chats: the account's lease (one connector
+ * handles its messages and commands), every chat change of the process going through here, and
+ * one request at a time per chat (a chat's changes land in order). A session that starts calls
+ * `forgetAccount`, so the chats of an account that was elsewhere in between are read again. A
+ * failed write forgets the chats it carried. A lone item (a quiet moment) is one conditional
+ * PutItem for the row, and one UpdateItem for a chat not known yet (or a PutItem of the known
+ * chat, nothing when it does not change).
+ */
+export interface ChatWriter {
+  /**
+   * Stores the row unless the message id is stored already (false: it was, and the row is left
+   * as it was), and applies `chat` to the message's chat (its `unread` only when stored).
+   */
+  putMessageIfAbsent(accountId: string, message: Message, marks?: MessageMarks, chat?: ChatChange): Promise<boolean>;
+  /** Applies a change to a chat (one without `at` changes only a chat that exists). */
+  change(accountId: string, chatId: string, change: ChatChange): Promise<void>;
+  /** Forgets what is known of the account's chats: the next change reads them again. */
+  forgetAccount(accountId: string): void;
+}
+
+type Item =
+  | { kind: 'row'; accountId: string; message: Message; marks: MessageMarks | undefined; chat: ChatChange | undefined }
+  | { kind: 'chat'; accountId: string; chatId: string; change: ChatChange };
+
+/** What is known of a chat: its item's fields, or that it does not exist. */
+type Known = Chat | 'absent';
+
+const REQUESTS_IN_FLIGHT = 4;
+/** Chats kept (the most recently written); beyond this the least recently used are read again. */
+const KNOWN_CHATS_LIMIT = 50_000;
+/** A chat not written for this long is read again (a safety net: nothing else writes chats). */
+const KNOWN_CHAT_TTL_MS = 30 * 60_000;
+
+const keyText = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
+const chatIdOf = (item: Item) => (item.kind === 'row' ? item.message.chatId : item.chatId);
+const chatKeyText = (item: Item) => `${item.accountId}\n${chatIdOf(item)}`;
+const sameChat = (a: Chat | undefined, b: Chat | undefined) =>
+  a === b ||
+  (a !== undefined && b !== undefined && a.name === b.name && a.unreadCount === b.unreadCount && a.lastMessageTime === b.lastMessageTime);
+
+function createChatWriter(table: Table): ChatWriter {
+  const known = new BoundedCache<string, Known>('chat-rows', KNOWN_CHATS_LIMIT, KNOWN_CHAT_TTL_MS);
+  /** Bumped by `forgetAccount`: entries of an earlier generation are never read again. */
+  const generations = new Map<string, number>();
+  const knownKey = (accountId: string, chatId: string) => `${accountId}\n${generations.get(accountId) ?? 0}\n${chatId}`;
+  const recall = (accountId: string, chatId: string): Known | undefined => known.get(knownKey(accountId, chatId));
+  const remember = (accountId: string, chatId: string, chat: Chat | undefined) => known.set(knownKey(accountId, chatId), chat ?? 'absent');
+
+  /** One chat change on its own: nothing when the known chat does not change, else one write. */
+  async function changeAlone(accountId: string, chatId: string, change: ChatChange): Promise<void> {
+    const before = recall(accountId, chatId);
+    try {
+      if (before === undefined) {
+        remember(accountId, chatId, await updateChat(table, accountId, chatId, change));
+        return;
+      }
+      const current = before === 'absent' ? undefined : before;
+      const after = applyChatChange(current, chatId, change);
+      if (!after || sameChat(current, after)) return;
+      await table.raw.send(new PutItemCommand({ TableName: table.name, Item: toAttributes(chatItem(accountId, after)) }));
+      remember(accountId, chatId, after);
+    } catch (error) {
+      known.delete(knownKey(accountId, chatId));
+      throw error;
+    }
+  }
+
+  async function sendAlone(item: Item): Promise<boolean | undefined> {
+    if (item.kind === 'chat') {
+      await changeAlone(item.accountId, item.chatId, item.change);
+      return undefined;
+    }
+    const stored = await putMessageIfAbsent(table, item.accountId, item.message, item.marks);
+    if (item.chat) await changeAlone(item.accountId, item.message.chatId, stored ? item.chat : { ...item.chat, unread: 0 });
+    return stored;
+  }
+
+  /** The chats of a batch as they are now: known ones from memory, the others read. */
+  async function chatsOf(batch: Item[]): Promise<Map<string, Chat | undefined>> {
+    const chats = new Map<string, Chat | undefined>();
+    const unknown: Item[] = [];
+    for (const item of batch) {
+      const text = chatKeyText(item);
+      if (chats.has(text) || unknown.some((other) => chatKeyText(other) === text)) continue;
+      const before = recall(item.accountId, chatIdOf(item));
+      if (before === undefined) unknown.push(item);
+      else chats.set(text, before === 'absent' ? undefined : before);
+    }
+    if (unknown.length === 0) return chats;
+    const found = await batchGet(
+      table,
+      unknown.map((item) => chatKey(item.accountId, chatIdOf(item))),
+    );
+    const byKey = new Map(found.map((stored) => [keyText(stored as { pk: string; sk: string }), stored]));
+    for (const item of unknown) {
+      const stored = byKey.get(keyText(chatKey(item.accountId, chatIdOf(item))));
+      chats.set(chatKeyText(item), stored ? chatSchema.parse(withoutKeys(stored)) : undefined);
+    }
+    return chats;
+  }
+
+  async function sendTogether(batch: Item[]): Promise<Array<boolean | undefined>> {
+    const rows = batch.filter((item) => item.kind === 'row');
+    const [found, chats] = await Promise.all([
+      rows.length > 0
+        ? batchGet(
+            table,
+            rows.map((row) => messageKey(row.accountId, row.message.messageId)),
+            'pk, sk',
+          )
+        : [],
+      chatsOf(batch),
+    ]);
+    const present = new Set(found.map((item) => keyText(item as { pk: string; sk: string })));
+    const absent = new Set(rows.filter((row) => !present.has(keyText(messageKey(row.accountId, row.message.messageId)))));
+    const before = new Map(chats);
+    for (const item of batch) {
+      const change = item.kind === 'chat' ? item.change : item.chat && (absent.has(item) ? item.chat : { ...item.chat, unread: 0 });
+      if (!change) continue;
+      const text = chatKeyText(item);
+      chats.set(text, applyChatChange(chats.get(text), chatIdOf(item), change));
+    }
+    const chatPuts = new Map<string, Record<string, unknown>>();
+    for (const item of batch) {
+      const text = chatKeyText(item);
+      const chat = chats.get(text);
+      if (chat && !sameChat(before.get(text), chat)) chatPuts.set(text, chatItem(item.accountId, chat));
+    }
+    try {
+      await batchWrite(table, [
+        ...[...absent].map((row) => ({ put: messageItem(row.accountId, row.message, row.marks) })),
+        ...[...chatPuts.values()].map((put) => ({ put })),
+      ]);
+    } catch (error) {
+      for (const item of batch) known.delete(knownKey(item.accountId, chatIdOf(item)));
+      throw error;
+    }
+    for (const item of batch) remember(item.accountId, chatIdOf(item), chats.get(chatKeyText(item)));
+    return batch.map((item) => (item.kind === 'row' ? absent.has(item) : undefined));
+  }
+
+  const writes: Batcher<Item, boolean | undefined> = createBatcher({
+    maxBatch: BATCH_WRITE_LIMIT,
+    lingerMs: 0,
+    maxInFlight: REQUESTS_IN_FLIGHT,
+    // A chat's changes never travel in two requests at once: each is computed from the last.
+    orderKeyOf: chatKeyText,
+    async send(batch) {
+      const [only] = batch;
+      if (only && batch.length === 1) return [await sendAlone(only)];
+      return sendTogether(batch);
+    },
+  });
+  /** A later write of the same row waits for the one under way (and then finds its row). */
+  const perRow = new KeyedSerial();
+
+  return {
+    putMessageIfAbsent: (accountId, message, marks, chat) =>
+      perRow.run(keyText(messageKey(accountId, message.messageId)), async () =>
+        Boolean(await writes.add({ kind: 'row', accountId, message, marks, chat })),
+      ),
+    async change(accountId, chatId, change) {
+      await writes.add({ kind: 'chat', accountId, chatId, change });
+    },
+    forgetAccount(accountId) {
+      generations.set(accountId, (generations.get(accountId) ?? 0) + 1);
+    },
+  };
+}
+
+/** The process's one writer of a table's new rows and chats (one cache, one order per chat). */
+export const chatWriterOf = perTable(createChatWriter);
