@@ -34,8 +34,8 @@ import { perTable, withoutKeys, type Table } from './table.js';
  * one request at a time per chat (a chat's changes land in order). A session that starts calls
  * `forgetAccount`, so the chats of an account that was elsewhere in between are read again. A
  * failed write forgets the chats it carried. A lone item (a quiet moment) is one conditional
- * PutItem for the row, and one UpdateItem for a chat not known yet (or a PutItem of the known
- * chat, nothing when it does not change).
+ * PutItem for the row, then one UpdateItem for a chat not known yet; or a PutItem of the known
+ * chat beside the row's (nothing when the chat does not change).
  */
 export interface ChatWriter {
   /**
@@ -101,9 +101,24 @@ function createChatWriter(table: Table): ChatWriter {
       await changeAlone(item.accountId, item.chatId, item.change);
       return undefined;
     }
-    const stored = await putMessageIfAbsent(table, item.accountId, item.message, item.marks);
-    if (item.chat) await changeAlone(item.accountId, item.message.chatId, stored ? item.chat : { ...item.chat, unread: 0 });
-    return stored;
+    const { accountId, message, marks, chat } = item;
+    if (!chat || recall(accountId, message.chatId) === undefined) {
+      // A chat not known yet is one UpdateItem, which must know whether the row is new.
+      const stored = await putMessageIfAbsent(table, accountId, message, marks);
+      if (chat) await changeAlone(accountId, message.chatId, stored ? chat : { ...chat, unread: 0 });
+      return stored;
+    }
+    // A known chat is written beside the row, as if the row were new (a quiet moment then costs
+    // one round trip, not two); a row that was there already, or failed, takes the unread back.
+    const [row, written] = await Promise.allSettled([
+      putMessageIfAbsent(table, accountId, message, marks),
+      changeAlone(accountId, message.chatId, chat),
+    ]);
+    if (written.status === 'rejected') throw written.reason;
+    const unread = chat.unread ?? 0;
+    if ((row.status === 'rejected' || !row.value) && unread !== 0) await changeAlone(accountId, message.chatId, { unread: -unread });
+    if (row.status === 'rejected') throw row.reason;
+    return row.value;
   }
 
   /** The chats of a batch as they are now: known ones from memory, the others read. */

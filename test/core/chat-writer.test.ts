@@ -84,6 +84,16 @@ describe('new message rows and their chats, written together (chat-writer.ts)', 
     expect(await findChat(table, 'acct-k', nobody)).toBeUndefined();
   });
 
+  it('a lone row with its chat known: written beside each other, a redelivery takes its unread back', async () => {
+    const table = tableOf(stack.stack.config, stack.stack.clients);
+    const writer = chatWriterOf(table);
+    await writer.putMessageIfAbsent('acct-l', message('L1', 'hi', ALICE, 100), undefined, { at: 100, unread: 1 });
+    expect(await writer.putMessageIfAbsent('acct-l', message('L2', 'hi', ALICE, 200), undefined, { at: 200, unread: 1 })).toBe(true);
+    expect(await writer.putMessageIfAbsent('acct-l', message('L1', 'again', ALICE, 100), undefined, { at: 100, unread: 1 })).toBe(false);
+    expect(await findChat(table, 'acct-l', ALICE)).toEqual({ chatId: ALICE, name: '15550002222', unreadCount: 2, lastMessageTime: 200 });
+    expect((await findMessageRecord(table, 'acct-l', 'L1'))?.message.text).toBe('hi');
+  });
+
   it("reads an account's chats again after forgetAccount (another connector may have written them)", async () => {
     const table = tableOf(stack.stack.config, stack.stack.clients);
     const writer = chatWriterOf(table);
