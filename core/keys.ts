@@ -10,6 +10,9 @@ export interface Key {
   sk: string;
 }
 
+/** A key (or a stored item's key attributes) as one string, to find items by key in a Map or Set. */
+export const keyText = (key: { pk?: unknown; sk?: unknown }) => `${String(key.pk)}\u0000${String(key.sk)}`;
+
 export interface Gsi1Key {
   gsi1pk: string;
   gsi1sk: string;

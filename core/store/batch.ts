@@ -5,7 +5,7 @@ import {
   type KeysAndAttributes,
   type WriteRequest as RawWriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import type { Key } from '../keys.js';
+import { keyText, type Key } from '../keys.js';
 import { fromAttributes, toAttributes } from './attributes.js';
 import { queryPartition } from './paging.js';
 import type { Table } from './table.js';
@@ -62,7 +62,7 @@ export async function batchWrite(table: Table, requests: WriteRequest[]): Promis
   const byKey = new Map<string, WriteRequest>();
   for (const request of requests) {
     const item = 'put' in request ? request.put : request.delete;
-    byKey.set(`${String(item.pk)}\u0000${String(item.sk)}`, request);
+    byKey.set(keyText(item), request);
   }
   const all: RawWriteRequest[] = [...byKey.values()].map((r) =>
     'put' in r

@@ -1,7 +1,7 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { BoundedCache } from '../bounded-cache.js';
 import { createBatcher, type Batcher } from '../batcher.js';
-import { chatKey, messageKey } from '../keys.js';
+import { chatKey, keyText, messageKey, type Key } from '../keys.js';
 import { KeyedSerial } from '../serial.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
 import type { Message } from '../schemas/message.js';
@@ -62,7 +62,6 @@ const KNOWN_CHATS_LIMIT = 50_000;
 /** A chat not written for this long is read again (a safety net: nothing else writes chats). */
 const KNOWN_CHAT_TTL_MS = 30 * 60_000;
 
-const keyText = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
 const chatIdOf = (item: Item) => (item.kind === 'row' ? item.message.chatId : item.chatId);
 const chatKeyText = (item: Item) => `${item.accountId}\n${chatIdOf(item)}`;
 const sameChat = (a: Chat | undefined, b: Chat | undefined) =>
@@ -124,23 +123,20 @@ function createChatWriter(table: Table): ChatWriter {
   /** The chats of a batch as they are now: known ones from memory, the others read. */
   async function chatsOf(batch: Item[]): Promise<Map<string, Chat | undefined>> {
     const chats = new Map<string, Chat | undefined>();
-    const unknown: Item[] = [];
+    /** Chats not known yet, by their text, with their key. */
+    const unknown = new Map<string, Key>();
     for (const item of batch) {
       const text = chatKeyText(item);
-      if (chats.has(text) || unknown.some((other) => chatKeyText(other) === text)) continue;
+      if (chats.has(text) || unknown.has(text)) continue;
       const before = recall(item.accountId, chatIdOf(item));
-      if (before === undefined) unknown.push(item);
+      if (before === undefined) unknown.set(text, chatKey(item.accountId, chatIdOf(item)));
       else chats.set(text, before === 'absent' ? undefined : before);
     }
-    if (unknown.length === 0) return chats;
-    const found = await batchGet(
-      table,
-      unknown.map((item) => chatKey(item.accountId, chatIdOf(item))),
-    );
-    const byKey = new Map(found.map((stored) => [keyText(stored as { pk: string; sk: string }), stored]));
-    for (const item of unknown) {
-      const stored = byKey.get(keyText(chatKey(item.accountId, chatIdOf(item))));
-      chats.set(chatKeyText(item), stored ? chatSchema.parse(withoutKeys(stored)) : undefined);
+    if (unknown.size === 0) return chats;
+    const found = new Map((await batchGet(table, [...unknown.values()])).map((stored) => [keyText(stored), stored]));
+    for (const [text, key] of unknown) {
+      const stored = found.get(keyText(key));
+      chats.set(text, stored ? chatSchema.parse(withoutKeys(stored)) : undefined);
     }
     return chats;
   }
@@ -157,7 +153,7 @@ function createChatWriter(table: Table): ChatWriter {
         : [],
       chatsOf(batch),
     ]);
-    const present = new Set(found.map((item) => keyText(item as { pk: string; sk: string })));
+    const present = new Set(found.map(keyText));
     const absent = new Set(rows.filter((row) => !present.has(keyText(messageKey(row.accountId, row.message.messageId)))));
     const before = new Map(chats);
     for (const item of batch) {

@@ -63,8 +63,8 @@ export function chatItem(accountId: string, chat: Chat): Record<string, unknown>
 export async function updateChat(table: Table, accountId: string, chatId: string, change: ChatChange): Promise<Chat | undefined> {
   const key = toAttributes(chatKey(accountId, chatId));
   const unread = change.unread ?? 0;
-  const names = change.name !== undefined ? { '#name': 'name' } : undefined;
-  const update = (expression: string, condition: string, values: Record<string, unknown>, attributeNames = names) =>
+  const renamed = change.name !== undefined;
+  const update = (expression: string, condition: string, values: Record<string, unknown>, named: boolean) =>
     table.raw
       .send(
         new UpdateItemCommand({
@@ -72,8 +72,8 @@ export async function updateChat(table: Table, accountId: string, chatId: string
           Key: key,
           UpdateExpression: expression,
           ConditionExpression: condition,
-          ...(attributeNames ? { ExpressionAttributeNames: attributeNames } : {}),
-          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: toAttributes(values) } : {}),
+          ...(named ? { ExpressionAttributeNames: { '#name': 'name' } } : {}),
+          ExpressionAttributeValues: toAttributes(values),
           ReturnValues: 'ALL_NEW',
         }),
       )
@@ -86,16 +86,18 @@ export async function updateChat(table: Table, accountId: string, chatId: string
       );
   /** The count and the name only, on a chat that exists. */
   const adjust = async () => {
-    const sets = change.name !== undefined ? ['#name = :name'] : [];
-    const expression = `${sets.length > 0 ? `SET ${sets.join(', ')} ` : ''}ADD unreadCount :inc`;
-    const values = { ':inc': unread, ...(change.name !== undefined ? { ':name': change.name } : {}) };
-    const chat = await update(expression, ITEM_EXISTS, values);
+    const chat = await update(
+      `${renamed ? 'SET #name = :name ' : ''}ADD unreadCount :inc`,
+      ITEM_EXISTS,
+      { ':inc': unread, ...(renamed ? { ':name': change.name } : {}) },
+      renamed,
+    );
     return chat === 'condition_failed' ? undefined : chat;
   };
   if (change.at === undefined) return adjust();
   const gsi = chatGsi1(accountId, chatId, change.at);
   const moved = await update(
-    `SET chatId = :chatId, #name = ${change.name !== undefined ? ':name' : 'if_not_exists(#name, :name)'}, lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc`,
+    `SET chatId = :chatId, #name = ${renamed ? ':name' : 'if_not_exists(#name, :name)'}, lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc`,
     'attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t',
     {
       ':chatId': chatId,
@@ -105,7 +107,7 @@ export async function updateChat(table: Table, accountId: string, chatId: string
       ':g1sk': gsi.gsi1sk,
       ':inc': unread,
     },
-    { '#name': 'name' },
+    true,
   );
   // A newer message is there already: the count and the name still change, the order does not.
   return moved === 'condition_failed' ? adjust() : moved;

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import { GSI1, type Gsi1Key, type Key } from '../keys.js';
+import { GSI1, keyText, type Gsi1Key, type Key } from '../keys.js';
 import { batchGet } from './batch.js';
 import type { Table } from './table.js';
 import { tableWrites } from './table-writes.js';
@@ -92,9 +92,9 @@ export function createDeliveryLogWriter(table: Table): DeliveryLogWriter {
 export async function findDeliveries(table: Table, pairs: DeliveryPair[]): Promise<Map<string, Delivery>> {
   const found = new Map<string, Delivery>();
   if (pairs.length === 0) return found;
-  const bySortKey = new Map(pairs.map((pair) => [`${logKey(pair).pk}\u0000${logKey(pair).sk}`, pair.webhookId]));
+  const bySortKey = new Map(pairs.map((pair) => [keyText(logKey(pair)), pair.webhookId]));
   for (const item of await batchGet(table, pairs.map(logKey))) {
-    const webhookId = bySortKey.get(`${String(item.pk)}\u0000${String(item.sk)}`);
+    const webhookId = bySortKey.get(keyText(item));
     const parsed = deliverySchema.safeParse(item);
     if (webhookId !== undefined && parsed.success) found.set(webhookId, parsed.data);
   }
