@@ -96,7 +96,8 @@ const signalKeyWritersFor = perTable(
       maxInFlight: KEY_WRITES_IN_FLIGHT,
       orderKeyOf: (call) => call.collectionName,
       async send(calls) {
-        // The accounts' writes in the same requests; a key written twice keeps the later value.
+        // The accounts' writes together, in the table's shared requests (beside the write-ahead
+        // records and the message rows of the same moment); a key written twice keeps the later value.
         await writeSignalKeysOfCollections(table, calls);
         return calls.map(() => undefined);
       },

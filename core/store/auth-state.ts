@@ -1,7 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { authCredsKey, authPartition, authSignalKey } from '../keys.js';
-import { batchGet, batchWrite, deletePartition } from './batch.js';
+import { batchGet, deletePartition } from './batch.js';
 import type { Table } from './table.js';
+import { writeInSharedRequests } from './table-writes.js';
 
 /**
  * Baileys' authentication state of one `collectionName`: the creds item plus one item per
@@ -62,7 +63,7 @@ export async function writeSignalKeysOfCollections(
   table: Table,
   groups: { collectionName: string; writes: SignalKeyWrite[] }[],
 ): Promise<void> {
-  await batchWrite(
+  await writeInSharedRequests(
     table,
     groups.flatMap(({ collectionName, writes }) =>
       writes.map((w) => {

@@ -53,18 +53,20 @@ export async function batchGet(table: Table, keys: Key[], projection?: string): 
   return found;
 }
 
+/** The writes of `requests` with one per key: the last given for it. */
+export function lastWriteOfEachKey(requests: WriteRequest[]): WriteRequest[] {
+  const byKey = new Map<string, WriteRequest>();
+  for (const request of requests) byKey.set(keyText('put' in request ? request.put : request.delete), request);
+  return byKey.size === requests.length ? requests : [...byKey.values()];
+}
+
 /**
  * Puts and deletes many items, 25 per request, retrying unprocessed ones (through the raw
  * client: write-ahead records, signal keys, new rows and the delivery log go this way). A key
  * given more than once keeps its last write: only that one is sent.
  */
 export async function batchWrite(table: Table, requests: WriteRequest[]): Promise<void> {
-  const byKey = new Map<string, WriteRequest>();
-  for (const request of requests) {
-    const item = 'put' in request ? request.put : request.delete;
-    byKey.set(keyText(item), request);
-  }
-  const all: RawWriteRequest[] = [...byKey.values()].map((r) =>
+  const all: RawWriteRequest[] = lastWriteOfEachKey(requests).map((r) =>
     'put' in r
       ? { PutRequest: { Item: toAttributes(r.put) } }
       : { DeleteRequest: { Key: toAttributes({ pk: r.delete.pk, sk: r.delete.sk }) } },

@@ -6,10 +6,11 @@ import { KeyedSerial } from '../serial.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
 import type { Message } from '../schemas/message.js';
 import { toAttributes } from './attributes.js';
-import { BATCH_WRITE_LIMIT, batchGet, batchWrite } from './batch.js';
+import { BATCH_WRITE_LIMIT, batchGet } from './batch.js';
 import { applyChatChange, chatItem, updateChat, type ChatChange } from './chats.js';
 import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
 import { perTable, withoutKeys, type Table } from './table.js';
+import { writeInSharedRequests } from './table-writes.js';
 
 /**
  * The connector's writes of new message rows and of chats, for every account of the process,
@@ -20,8 +21,9 @@ import { perTable, withoutKeys, type Table } from './table.js';
  *   await chats.change(accountId, chatId, { unread: -3 });   // read receipts sent
  *
  * A row is stored "if absent": a BatchGetItem (strongly consistent, keys only) finds which rows
- * are there already, and one BatchWriteItem stores the others, where a conditional PutItem each
- * cost a request per message. The chat a message moves travels in the same BatchWriteItem, as
+ * are there already, and a BatchWriteItem stores the others (the table's shared one, beside the
+ * write-ahead records and signal keys of the moment: table-writes.ts), where a conditional
+ * PutItem each cost a request per message. The chat a message moves travels with its row, as
  * the whole chat item: this writer keeps the chats it wrote or read (`chat-rows`), so it knows
  * what the item becomes without a conditional UpdateItem of its own (the one request per message
  * a burst still paid for, docs/benchmarks.md). Its unread count grows only for rows that were
@@ -169,7 +171,7 @@ function createChatWriter(table: Table): ChatWriter {
       if (chat && !sameChat(before.get(text), chat)) chatPuts.set(text, chatItem(item.accountId, chat));
     }
     try {
-      await batchWrite(table, [
+      await writeInSharedRequests(table, [
         ...[...absent].map((row) => ({ put: messageItem(row.accountId, row.message, row.marks) })),
         ...[...chatPuts.values()].map((put) => ({ put })),
       ]);
