@@ -1,16 +1,14 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { BoundedCache } from '../bounded-cache.js';
 import { createBatcher, type Batcher } from '../batcher.js';
 import { chatKey, keyText, messageKey, type Key } from '../keys.js';
 import { KeyedSerial } from '../serial.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
 import type { Message } from '../schemas/message.js';
-import { toAttributes } from './attributes.js';
 import { BATCH_WRITE_LIMIT, batchGet } from './batch.js';
 import { applyChatChange, chatItem, updateChat, type ChatChange } from './chats.js';
 import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
 import { perTable, withoutKeys, type Table } from './table.js';
-import { writeInSharedRequests } from './table-writes.js';
+import { tableWrites, writeInSharedRequests } from './table-writes.js';
 
 /**
  * The connector's writes of new message rows and of chats, for every account of the process,
@@ -36,8 +34,8 @@ import { writeInSharedRequests } from './table-writes.js';
  * one request at a time per chat (a chat's changes land in order). A session that starts calls
  * `forgetAccount`, so the chats of an account that was elsewhere in between are read again. A
  * failed write forgets the chats it carried. A lone item (a quiet moment) is one conditional
- * PutItem for the row, then one UpdateItem for a chat not known yet; or a PutItem of the known
- * chat beside the row's (nothing when the chat does not change).
+ * PutItem for the row, then one UpdateItem for a chat not known yet; or the known chat's put,
+ * in the shared requests, beside the row's (nothing when the chat does not change).
  */
 export interface ChatWriter {
   /**
@@ -89,7 +87,7 @@ function createChatWriter(table: Table): ChatWriter {
       const current = before === 'absent' ? undefined : before;
       const after = applyChatChange(current, chatId, change);
       if (!after || sameChat(current, after)) return;
-      await table.raw.send(new PutItemCommand({ TableName: table.name, Item: toAttributes(chatItem(accountId, after)) }));
+      await tableWrites(table).add({ put: chatItem(accountId, after) });
       remember(accountId, chatId, after);
     } catch (error) {
       known.delete(knownKey(accountId, chatId));
