@@ -40,7 +40,12 @@ describe("a table's shared batch writes (table-writes.ts)", () => {
       { put: { pk: 'SHARED#c', sk: 'GONE' } },
       { delete: { pk: 'SHARED#c', sk: 'GONE' } },
     ]);
-    expect(await batchGet(table, [{ pk: 'SHARED#c', sk: 'K' }, { pk: 'SHARED#c', sk: 'GONE' }])).toEqual([{ pk: 'SHARED#c', sk: 'K', v: 'last' }]);
+    expect(
+      await batchGet(table, [
+        { pk: 'SHARED#c', sk: 'K' },
+        { pk: 'SHARED#c', sk: 'GONE' },
+      ]),
+    ).toEqual([{ pk: 'SHARED#c', sk: 'K', v: 'last' }]);
 
     counts.clear();
     // 60 pre-keys of a linking account, with a lone record beside them.
