@@ -19,6 +19,7 @@ import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media
 import type { Ownership } from '../ownership/ownership.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
 import type { SessionRegistry } from '../session/session-registry.js';
+import { sentContentOf } from '../session/sent-content.js';
 import { done, notOurs, type CommandOutcome } from './outcome.js';
 
 export interface SendDeps {
@@ -225,7 +226,7 @@ export function sendSettler(deps: SendDeps) {
         .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
     }
     const seconds = Number(sent.messageTimestamp ?? 0);
-    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now());
+    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now(), sentContentOf(sent));
     log.info('sent');
     return done('sent');
   };

@@ -31,6 +31,7 @@ import type { SessionEvents } from './session-events.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
+import { sentMessageLookup } from './sent-content.js';
 import { boundLidMappingCache, socketCaches } from './socket-caches.js';
 
 export interface AccountSessionDeps {
@@ -129,6 +130,8 @@ export class AccountSession {
   private readonly socketCaches = socketCaches();
   /** Decrypted messages are written here before their receipt (durable-decrypt.ts). */
   private readonly inbox: Inbox;
+  /** Baileys' `getMessage`: a message this account sent, asked for again by its recipient (sent-content.ts). */
+  private readonly sentMessages: ReturnType<typeof sentMessageLookup>;
   /** Names the account's group chats. */
   private readonly groupSubjects: GroupSubjects;
   /** Group participants for sends, so that a send to a group does not ask WhatsApp for them each time. */
@@ -141,6 +144,7 @@ export class AccountSession {
     this.currentStatus = deps.recordedStatus;
     this.log = deps.logger.child({ accountId: deps.accountId });
     this.inbox = new Inbox(deps.table, deps.accountId, this.log);
+    this.sentMessages = sentMessageLookup(deps.table, deps.accountId, this.log);
     this.groupSubjects = new GroupSubjects(deps.table, deps.accountId, this.log);
     // The account may have been another connector's since this process last wrote its chats.
     chatWriterOf(deps.table).forgetAccount(deps.accountId);
@@ -363,6 +367,7 @@ export class AccountSession {
       generateHighQualityLinkPreview: false,
       makeSignalRepository: durable.makeSignalRepository,
       cachedGroupMetadata: (groupJid) => this.groupMetadata.metadataOf(sock, groupJid),
+      getMessage: this.sentMessages,
     });
     durable.watch(sock.ws);
     if (!boundLidMappingCache(sock)) this.log.warn('Baileys LID mapping cache not found: it stays unbounded');

@@ -71,14 +71,27 @@ export function failPendingOutbound(table: Table, accountId: string, messageId: 
 /**
  * Connector, after its claim: the network accepted the message. Also over `unknown` (a second
  * delivery of the command gave up on this one while it was still being sent): the truth wins.
+ * `content`: the message as sent (its encoded protobuf), kept with the record for as long as it
+ * lives, so that a recipient's retry receipt finds it after a reconnect or on another connector
+ * (`findSentContent`).
  */
-export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now()) {
-  return update(table, accountId, messageId, '#status = :sent, sentAt = :sentAt', CLAIMED, {
+export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now(), content?: Uint8Array) {
+  return update(table, accountId, messageId, `#status = :sent, sentAt = :sentAt${content ? ', sentContent = :content' : ''}`, CLAIMED, {
     ':sending': 'sending',
     ':unknown': 'unknown',
     ':sent': 'sent',
     ':sentAt': sentAt,
+    ...(content ? { ':content': content } : {}),
   });
+}
+
+/** The encoded message a send recorded with `markOutboundSent`, while its record lives. */
+export async function findSentContent(table: Table, accountId: string, messageId: string): Promise<Uint8Array | undefined> {
+  const result = await table.doc.send(
+    new GetCommand({ TableName: table.name, Key: outboundKey(accountId, messageId), ProjectionExpression: 'sentContent' }),
+  );
+  const content = result.Item?.sentContent;
+  return content instanceof Uint8Array ? content : undefined;
 }
 
 /** Connector, after its claim: the network refused it; `reason` is shown to the client as `detail`. */
