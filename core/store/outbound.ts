@@ -41,9 +41,19 @@ export async function putPendingOutbound(
   return outbound;
 }
 
+/** The record's own fields: a sent message's `sentContent` (up to 64 KB) is read only for a retry. */
+const OUTBOUND_FIELDS = Object.keys(outboundSchema.shape).map((field) => `#${field}`);
+const OUTBOUND_FIELD_NAMES = Object.fromEntries(Object.keys(outboundSchema.shape).map((field) => [`#${field}`, field]));
+
 export async function findOutbound(table: Table, accountId: string, messageId: string, consistent = true): Promise<Outbound | undefined> {
   const result = await table.doc.send(
-    new GetCommand({ TableName: table.name, Key: outboundKey(accountId, messageId), ConsistentRead: consistent }),
+    new GetCommand({
+      TableName: table.name,
+      Key: outboundKey(accountId, messageId),
+      ConsistentRead: consistent,
+      ProjectionExpression: OUTBOUND_FIELDS.join(', '),
+      ExpressionAttributeNames: OUTBOUND_FIELD_NAMES,
+    }),
   );
   return result.Item ? outboundSchema.parse(withoutKeys(result.Item)) : undefined;
 }
