@@ -461,7 +461,6 @@ async function main() {
       const requestsRow = `  AWS requests per message (connector): ${requestsPerMessage(sdkCallsBefore, sdkCalls(), totalMessages)}`;
       throughputRows.push(requestsRow);
       for (const row of throughputRows.slice(-4)) console.log(row);
-      console.log(requestsRow);
     };
 
     const floorRows: string[] = [];

@@ -42,7 +42,6 @@ export async function putPendingOutbound(
 }
 
 /** The record's own fields: a sent message's `sentContent` (up to 64 KB) is read only for a retry. */
-const OUTBOUND_FIELDS = Object.keys(outboundSchema.shape).map((field) => `#${field}`);
 const OUTBOUND_FIELD_NAMES = Object.fromEntries(Object.keys(outboundSchema.shape).map((field) => [`#${field}`, field]));
 
 export async function findOutbound(table: Table, accountId: string, messageId: string, consistent = true): Promise<Outbound | undefined> {
@@ -51,7 +50,7 @@ export async function findOutbound(table: Table, accountId: string, messageId: s
       TableName: table.name,
       Key: outboundKey(accountId, messageId),
       ConsistentRead: consistent,
-      ProjectionExpression: OUTBOUND_FIELDS.join(', '),
+      ProjectionExpression: Object.keys(OUTBOUND_FIELD_NAMES).join(', '),
       ExpressionAttributeNames: OUTBOUND_FIELD_NAMES,
     }),
   );

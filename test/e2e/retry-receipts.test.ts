@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCommandId } from '../../core/ids.js';
-import { authPartition } from '../../core/keys.js';
+import { authPartition, authSignalKey } from '../../core/keys.js';
 import { batchWrite, partitionKeys } from '../../core/store/batch.js';
 import { findMessage } from '../../core/store/messages.js';
 import { findSentContent } from '../../core/store/outbound.js';
@@ -42,7 +42,9 @@ describe('a message its recipient asks for again (retry receipt)', { timeout: 18
 
     // Bob's device loses its Signal sessions (as one restored from an old backup would): it
     // cannot decrypt the waiting message and asks Alice for it again.
-    const sessions = (await partitionKeys(gw.table, authPartition(`auth_${bob.id}`))).filter((key) => key.sk.startsWith('KEY#session#'));
+    const collection = `auth_${bob.id}`;
+    const sessionPrefix = authSignalKey(collection, 'session', '').sk;
+    const sessions = (await partitionKeys(gw.table, authPartition(collection))).filter((key) => key.sk.startsWith(sessionPrefix));
     expect(sessions.length).toBeGreaterThan(0);
     await batchWrite(
       gw.table,
