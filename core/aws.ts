@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from './config.js';
+import { useSerdeWithoutCopies } from './sdk-serde.js';
 import { MARSHALL_OPTIONS } from './store/attributes.js';
 
 export interface AwsClients {
@@ -62,6 +63,7 @@ export function createClients(config: Config, options: ClientOptions = {}): AwsC
   // on each call even with no logger configured (it calls the no-op logger with them): ~3% of
   // the connector's CPU on the inbound path. Nothing here gives the SDK a logger.
   for (const client of [sqs, s3]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  useSerdeWithoutCopies(sqs);
   return { dynamo, dynamoRaw, sqs, s3 };
 }
 
@@ -82,7 +84,10 @@ export function createDynamoClients(config: Config, options: ClientOptions = {})
   // A copy: lib-dynamodb writes its own defaults into the options object it is given.
   const dynamo = DynamoDBDocumentClient.from(documentBase, { marshallOptions: { ...MARSHALL_OPTIONS } });
   const dynamoRaw = new DynamoDBClient({ ...dynamoConfig(), cacheMiddleware: true });
-  for (const client of [documentBase, dynamoRaw]) client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  for (const client of [documentBase, dynamoRaw]) {
+    client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+    useSerdeWithoutCopies(client);
+  }
   documentBases.set(dynamo, documentBase);
   return { dynamo, dynamoRaw };
 }
