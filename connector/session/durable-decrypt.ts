@@ -8,6 +8,8 @@ import {
   type SocketConfig,
 } from '@whiskeysockets/baileys';
 import type { DecryptedPart } from '../inbound/inbox.js';
+import { underOwnJid, withDeletionsApart } from './signal-transactions.js';
+import { asTrialDecryption, withTrialRepair } from './trial-decryption.js';
 
 /**
  * Makes every message Baileys decrypts durable before Baileys can send its delivery receipt.
@@ -89,16 +91,21 @@ export function durableDecryption(recordPart: (part: DecryptedPart) => Promise<v
 
   return {
     makeSignalRepository(auth: SignalAuthState, logger, pnToLIDFunc) {
+      // Its transactions take turns with the account's sends (signal-transactions.ts), and a
+      // message tried against several sessions changes only the one it decrypts with (trial-decryption.ts).
       const repository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository(
-        { ...auth, keys: withDecryptionHook(auth.keys) },
+        { ...auth, keys: withDecryptionHook(withTrialRepair(underOwnJid(auth).keys)) },
         logger,
         pnToLIDFunc,
       );
-      return {
+      return withDeletionsApart({
         ...repository,
-        decryptMessage: (opts) => durably(origins.get(opts.ciphertext), () => repository.decryptMessage(opts)),
+        decryptMessage: (opts) => {
+          const decrypt = () => durably(origins.get(opts.ciphertext), () => repository.decryptMessage(opts));
+          return opts.type === 'msg' ? asTrialDecryption(decrypt) : decrypt();
+        },
         decryptGroupMessage: (opts) => durably(origins.get(opts.msg), () => repository.decryptGroupMessage(opts)),
-      };
+      });
     },
     watch(ws) {
       ws.prependListener('CB:message', (node: BinaryNode) => {
