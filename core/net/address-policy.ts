@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, SocketAddress } from 'node:net';
 
 /**
  * Which network addresses the gateway may send webhooks to (server-side request forgery guard).
@@ -89,9 +89,12 @@ export function classifyAddress(address: string): Classified {
 
 function classifyIn(ip: string, family: 'ipv4' | 'ipv6'): Classified {
   const tables = family === 'ipv4' ? V4 : V6;
-  const forbidden = tables.forbidden.find((r) => r.list.check(ip, family));
+  // Parsed once for all the ranges (a string is parsed again by every check): this runs for
+  // every webhook POST.
+  const address = new SocketAddress({ address: ip, family });
+  const forbidden = tables.forbidden.find((r) => r.list.check(address));
   if (forbidden) return { class: 'forbidden', what: forbidden.what };
-  const privateRange = tables.private.find((r) => r.list.check(ip, family));
+  const privateRange = tables.private.find((r) => r.list.check(address));
   if (privateRange) return { class: 'private', what: privateRange.what };
   return { class: 'public', what: 'public' };
 }
