@@ -1,9 +1,7 @@
 import { EventEmitter } from 'node:events';
 import {
   addTransactionCapability,
-  Curve,
   DEFAULT_CONNECTION_CONFIG,
-  generateSignalPubKey,
   type BinaryNode,
   type SignalRepositoryWithLIDStore,
 } from '@whiskeysockets/baileys';
@@ -12,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { DecryptedPart } from '../../connector/inbound/inbox.js';
 import { durableDecryption } from '../../connector/session/durable-decrypt.js';
 import { memoryAuthState, type MemoryAuthState } from '../sandbox/support/memory-auth.js';
+import { injectSessionFromBundle } from '../sandbox/support/pre-key-session.js';
 
 /**
  * The wrapper around Baileys' own signal repository (libsignal, real keys, real ciphertexts):
@@ -38,23 +37,8 @@ const repositoryOf = (p: Party): SignalRepositoryWithLIDStore =>
 
 /** A sender with a Signal session to the receiver, built from the receiver's pre-key bundle. */
 async function senderTo(receiver: Party): Promise<SignalRepositoryWithLIDStore> {
-  const preKey = Curve.generateKeyPair();
-  await receiver.auth.keys.set({ 'pre-key': { '1': preKey } });
-  const { creds } = receiver.auth;
   const sender = repositoryOf(party());
-  await sender.injectE2ESession({
-    jid: RECEIVER,
-    session: {
-      registrationId: creds.registrationId,
-      identityKey: generateSignalPubKey(creds.signedIdentityKey.public),
-      signedPreKey: {
-        keyId: creds.signedPreKey.keyId,
-        publicKey: generateSignalPubKey(creds.signedPreKey.keyPair.public),
-        signature: creds.signedPreKey.signature,
-      },
-      preKey: { keyId: 1, publicKey: generateSignalPubKey(preKey.public) },
-    },
-  });
+  await injectSessionFromBundle(sender, receiver.auth, RECEIVER);
   return sender;
 }
 

@@ -1,15 +1,10 @@
 import { EventEmitter } from 'node:events';
-import {
-  addTransactionCapability,
-  Curve,
-  DEFAULT_CONNECTION_CONFIG,
-  generateSignalPubKey,
-  type SignalRepositoryWithLIDStore,
-} from '@whiskeysockets/baileys';
+import { addTransactionCapability, DEFAULT_CONNECTION_CONFIG, type SignalRepositoryWithLIDStore } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { durableDecryption } from '../../connector/session/durable-decrypt.js';
 import { memoryAuthState, type MemoryAuthState } from '../sandbox/support/memory-auth.js';
+import { injectSessionFromBundle } from '../sandbox/support/pre-key-session.js';
 
 /**
  * Two devices that write to each other for the first time at the same moment (real libsignal,
@@ -54,24 +49,7 @@ async function receive(to: Device, fromJid: string, { type, ciphertext }: Cipher
 }
 
 /** `from` builds a session to `to` from a pre-key bundle of `to`, as a first send does. */
-async function sessionFromBundle(from: Device, to: Device, toJid: string): Promise<void> {
-  const preKey = Curve.generateKeyPair();
-  await to.auth.keys.set({ 'pre-key': { '1': preKey } });
-  const { creds } = to.auth;
-  await from.repository.injectE2ESession({
-    jid: toJid,
-    session: {
-      registrationId: creds.registrationId,
-      identityKey: generateSignalPubKey(creds.signedIdentityKey.public),
-      signedPreKey: {
-        keyId: creds.signedPreKey.keyId,
-        publicKey: generateSignalPubKey(creds.signedPreKey.keyPair.public),
-        signature: creds.signedPreKey.signature,
-      },
-      preKey: { keyId: 1, publicKey: generateSignalPubKey(preKey.public) },
-    },
-  });
-}
+const sessionFromBundle = (from: Device, to: Device, toJid: string) => injectSessionFromBundle(from.repository, to.auth, toJid);
 
 /** Sends `text` from one device to the other; answers what the receiver decrypted, or its error. */
 async function send(from: Device, fromJid: string, to: Device, toJid: string, text: string): Promise<string> {
