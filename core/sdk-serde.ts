@@ -67,8 +67,9 @@ export function useSerdeWithoutCopies(client: SdkClient): void {
 }
 
 /**
- * What the SDK's deserializer adds to an error (a service error already carries `$metadata`; an
- * answer that did not parse gets its status code), so that callers see the same error either way.
+ * What callers read of what the SDK's deserializer adds to an error: the raw answer
+ * (`$response`), and for an answer that did not parse `$metadata` with its status (a service
+ * error carries its own). The SDK also appends a hint to a parse error's message; not repeated.
  */
 function withResponse(error: unknown, response: unknown): unknown {
   if (!(error instanceof Error)) return error;
