@@ -62,7 +62,11 @@ export interface Queues extends CommandQueue {
   legacyCommandQueue(): CommandQueue | undefined;
   sendWebhookEvent(event: WebhookEvent, delaySeconds?: number): Promise<void>;
   receiveWebhookEvents(options?: ReceiveOptions): Promise<Received<WebhookEvent>[]>;
-  ackWebhookEvent(receiptHandle: string): Promise<void>;
+  /**
+   * Deletes a handled event. `lingerMs`: how long the delete may wait for others to share its
+   * request (a few ms by default; the delivery worker, which does not wait for it, longer).
+   */
+  ackWebhookEvent(receiptHandle: string, lingerMs?: number): Promise<void>;
   changeWebhookVisibility(receiptHandle: string, seconds: number): Promise<void>;
   changeWebhookVisibilities(receiptHandles: string[], seconds: number): Promise<string[]>;
   commandQueueUrl(): Promise<string>;
@@ -214,7 +218,7 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
     async receiveWebhookEvents(options = {}) {
       return receive(await webhookQueueUrl(), webhookEventSchema, options);
     },
-    ackWebhookEvent: (receiptHandle) => webhookBatches.delete(receiptHandle),
+    ackWebhookEvent: (receiptHandle, lingerMs) => webhookBatches.delete(receiptHandle, lingerMs),
     changeWebhookVisibility: (receiptHandle, seconds) => changeVisibility(webhookQueueUrl(), receiptHandle, seconds),
     changeWebhookVisibilities: (receiptHandles, seconds) => changeVisibilities(webhookQueueUrl(), receiptHandles, seconds),
     flush: () => webhookBatches.flush(),

@@ -31,7 +31,8 @@ const REQUESTS_IN_FLIGHT = 4;
 
 export interface QueueBatches {
   send(message: OutgoingMessage): Promise<void>;
-  delete(receiptHandle: string): Promise<void>;
+  /** `lingerMs`: how long this delete may wait for company (DELETE_LINGER_MS by default). */
+  delete(receiptHandle: string, lingerMs?: number): Promise<void>;
   /** Sends what is queued and waits for every request out (shutdown). */
   flush(): Promise<void>;
 }
@@ -81,7 +82,7 @@ export function queueBatches(sqs: SQSClient, queueUrl: () => Promise<string>): Q
         }),
       );
     },
-    delete: (receiptHandle) => deletes.add(receiptHandle),
+    delete: (receiptHandle, lingerMs) => deletes.add(receiptHandle, lingerMs),
     async flush() {
       await Promise.all([sends.flush(), deletes.flush()]);
     },

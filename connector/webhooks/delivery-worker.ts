@@ -10,12 +10,13 @@
  * pair, in parallel, the JSON text built once and signed per webhook with its secret
  * (signature.ts). Each pair's outcome goes to the deliveries log (core/store/webhook-deliveries.ts)
  * in batched writes. When every pair is served the SQS message is deleted, without waiting
- * for the log. Otherwise the log is written before the message's visibility is set to the next
- * backoff (backoff.ts): SQS hands it back then, and the retry reads the log (one BatchGet) to
- * POST only the pairs not yet delivered, each with its own attempt count. A pair that reaches
- * WEBHOOK_MAX_ATTEMPTS (4xx included: a receiver may be fixed), or whose target the address
- * policy refuses, is given up alone: it moves to the DLQ as the event naming its webhook, so a
- * redrive goes to that webhook only. The other pairs keep their retries.
+ * for the log; both the delete and the log entries then wait up to a second for others to share
+ * their requests (nothing waits for them). Otherwise the log is written before the message's
+ * visibility is set to the next backoff (backoff.ts): SQS hands it back then, and the retry
+ * reads the log (one BatchGet) to POST only the pairs not yet delivered, each with its own
+ * attempt count. A pair that reaches WEBHOOK_MAX_ATTEMPTS (4xx included: a receiver may be
+ * fixed), or whose target the address policy refuses, is given up alone: it moves to the DLQ as
+ * the event naming its webhook, so a redrive goes to that webhook only. The other pairs keep their retries.
  *
  * A URL that keeps failing opens its circuit (circuit.ts): its pairs are parked instead of
  * POSTed (they keep their retry schedule and count attempts), and one probe at a time tests
@@ -78,6 +79,13 @@ const RECEIVE_ERROR_PAUSE_MS = 2_000;
 /** How often open circuits are checked for a due probe. */
 const PROBE_CHECK_MS = 500;
 const DEFAULT_DRAIN_MS = 5_000;
+/**
+ * How long the delete of a handled event may wait for others to share its request. Nothing
+ * waits for it (the event is done), and at a steady rate each delete was a request of its own,
+ * one per message. A connector killed meanwhile only makes SQS hand those events out again after
+ * their visibility timeout: their webhooks see them twice, under the same X-Webhook-Id.
+ */
+const ACK_LINGER_MS = 1_000;
 /** Visibility of an event handed back or released: as good as 0 (see core/queues.ts). */
 const RELEASE_SECONDS = 1;
 
@@ -103,6 +111,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   const stopRequested = new Promise<void>((resolve) => (wakeLoop = resolve));
   /** Deliveries and probes under way, with the event each works on. */
   const inFlight = new Map<Promise<void>, Received<WebhookEvent> | undefined>();
+  /** Deletes of handled events, waiting for company (stop() sends them). */
+  const acks = new Set<Promise<void>>();
   let deadLetter: Promise<DeadLetterTarget> | undefined;
 
   const deadLetterTarget = () => {
@@ -121,6 +131,17 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     });
     return deadLetter;
   };
+
+  /** Deletes a handled event without holding its delivery's slot. */
+  function acknowledge(received: Received<WebhookEvent>): void {
+    const ack = queues
+      .ackWebhookEvent(received.receiptHandle, ACK_LINGER_MS)
+      .catch((error: unknown) =>
+        log.warn({ err: error, eventId: received.body.eventId }, 'deleting a handled webhook event failed; SQS hands it out again'),
+      )
+      .finally(() => acks.delete(ack));
+    acks.add(ack);
+  }
 
   /** Makes events visible again at once (their circuit closed, or this worker stops). */
   async function release(handles: string[], why: string): Promise<void> {
@@ -156,7 +177,14 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   }
 
   /** Stores a pair's entry in the deliveries log (batched with the other deliveries' entries). */
-  function record(event: WebhookEvent, webhookId: string, status: DeliveryStatus, attempts: number, lastError?: string): Promise<void> {
+  function record(
+    event: WebhookEvent,
+    webhookId: string,
+    status: DeliveryStatus,
+    attempts: number,
+    lastError?: string,
+    inNoHurry = false,
+  ): Promise<void> {
     const delivery: Delivery = {
       eventId: event.eventId,
       event: event.event,
@@ -165,7 +193,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       ...(lastError === undefined ? {} : { lastError }),
       lastAttemptAt: new Date().toISOString(),
     };
-    return deliveryLog.record(pairOf(event, webhookId), delivery);
+    return deliveryLog.record(pairOf(event, webhookId), delivery, { inNoHurry });
   }
 
   async function deliver(received: Received<WebhookEvent>): Promise<void> {
@@ -179,7 +207,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     if (targets.length === 0 && event.createdAt !== undefined) targets = targetsOf(event, await registrations.asOf(event.createdAt));
     if (targets.length === 0) {
       eventLog.debug('no webhook selects the event; dropped');
-      await queues.ackWebhookEvent(received.receiptHandle);
+      acknowledge(received);
       return;
     }
     // Only a retry can have pairs already served (or given up): the first attempt needs no read.
@@ -214,10 +242,10 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       o.outcome.ok ? [] : [{ ...o, reason: o.outcome.reason, permanent: o.outcome.permanent === true }],
     );
     if (failed.length === 0) {
-      await queues.ackWebhookEvent(received.receiptHandle);
+      acknowledge(received);
       // Not awaited (stop() flushes the writer): no retry will read these entries.
       for (const o of outcomes) {
-        record(event, o.registration.webhookId, 'delivered', o.attempt).catch((error: unknown) =>
+        record(event, o.registration.webhookId, 'delivered', o.attempt, undefined, true).catch((error: unknown) =>
           eventLog.warn({ err: error, webhookId: o.registration.webhookId }, 'recording a webhook delivery failed'),
         );
       }
@@ -257,7 +285,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       );
     }
     if (retried.length === 0) {
-      await queues.ackWebhookEvent(received.receiptHandle);
+      acknowledge(received);
       return;
     }
     const delaySeconds = retryDelaySeconds(receiveCount, config.WEBHOOK_RETRY_BASE_MS);
@@ -381,7 +409,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       }
       // Parked by deliveries that ended during the drain.
       await release(parked.takeAll(), 'connector stopping');
-      await deliveryLog.flush();
+      await Promise.all([deliveryLog.flush(), queues.flush()]);
+      await Promise.allSettled([...acks]);
       log.info('webhook delivery stopped');
     },
   };

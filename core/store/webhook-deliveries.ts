@@ -61,28 +61,34 @@ const logGsi1 = (pair: DeliveryPair, status: DeliveryStatus): Gsi1Key => ({
 
 /**
  * Writes log entries in the table's shared BatchWriteItem requests (table-writes.ts): an entry
- * waits up to `LOG_LINGER_MS` for company, and leaves with whatever else is written meanwhile
- * (other entries, the write-ahead records of arriving messages).
+ * waits for company, and leaves with whatever else is written meanwhile (other entries, the
+ * write-ahead records of arriving messages).
  */
 export interface DeliveryLogWriter {
-  /** Resolves once the entry is stored (await it when a read will depend on it). */
-  record(pair: DeliveryPair, delivery: Delivery, now?: number): Promise<void>;
+  /**
+   * Resolves once the entry is stored (await it when a read will depend on it). `inNoHurry`: no
+   * retry will read the entry (its event is done), so it may wait up to a second for company;
+   * the API's log shows it that much later. At a steady rate each entry was a request of its own.
+   */
+  record(pair: DeliveryPair, delivery: Delivery, options?: { inNoHurry?: boolean; now?: number }): Promise<void>;
   flush(): Promise<void>;
 }
 
+/** An entry a retry will read leaves within this. */
 const LOG_LINGER_MS = 10;
+const LOG_LINGER_IN_NO_HURRY_MS = 1_000;
 
 export function createDeliveryLogWriter(table: Table): DeliveryLogWriter {
   const writes = tableWrites(table);
   return {
-    record(pair, delivery, now = Date.now()) {
+    record(pair, delivery, { inNoHurry = false, now = Date.now() } = {}) {
       const entry = {
         ...logKey(pair),
         ...logGsi1(pair, delivery.status),
         ...delivery,
         expiresAt: Math.floor(now / 1000) + RETENTION_SECONDS,
       };
-      return writes.add({ put: entry }, LOG_LINGER_MS);
+      return writes.add({ put: entry }, inNoHurry ? LOG_LINGER_IN_NO_HURRY_MS : LOG_LINGER_MS);
     },
     flush: () => writes.flush(),
   };
