@@ -7,6 +7,8 @@ import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues
 import { WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
 import { webhookBody, webhookEventSchema, type WebhookEvent } from '../../../core/schemas/webhook-event.js';
 import { tableOf } from '../../../core/store/table.js';
+import { listDeliveries } from '../../../core/store/webhook-deliveries.js';
+import { createClients, destroyClients } from '../../../core/aws.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
 import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js';
@@ -268,6 +270,57 @@ describe('webhook delivery', () => {
       await drained(c);
       expect(receiver.posts.map((p) => p.headers['x-webhook-attempt'])).toEqual(['1', '2']);
     } finally {
+      await c.cleanUp();
+      await receiver.close();
+    }
+  });
+
+  it('events delivered a moment apart: their deletes and log entries share one request each, and stop() sends them', async () => {
+    const c = await newCase();
+    // Clients of its own, with every request counted (the shared clients' batchers serve other cases).
+    const clients = createClients(c.config);
+    const counts = new Map<string, number>();
+    const count = (name = '?') => counts.set(name, (counts.get(name) ?? 0) + 1);
+    const counter = { step: 'initialize', name: 'requestCounter' } as const;
+    clients.sqs.middlewareStack.add(
+      (next, context) => (args) => {
+        count(context.commandName);
+        return next(args);
+      },
+      counter,
+    );
+    clients.dynamoRaw.middlewareStack.add(
+      (next, context) => (args) => {
+        count(context.commandName);
+        return next(args);
+      },
+      counter,
+    );
+    const queues = createQueues(c.config, clients, silentLogger);
+    const receiver = new Receiver();
+    let worker: WebhookDelivery | undefined;
+    try {
+      await receiver.up();
+      const webhookId = await c.register(receiver.url);
+      worker = startWebhookDelivery({ config: c.config, clients, logger: silentLogger, queues, registrationCacheMs: 0 });
+      const events = [c.event(1), c.event(2), c.event(3)];
+      for (const [n, event] of events.entries()) {
+        await c.queues.sendWebhookEvent(event);
+        // Each one POSTed before the next is queued: three receives, three deliveries.
+        await receiver.waitFor((posts) => posts.length === n + 1);
+      }
+      const stopping = worker.stop();
+      worker = undefined;
+      await stopping;
+
+      expect(await c.queueDepth()).toBe(0);
+      expect(counts.get('DeleteMessageBatchCommand')).toBe(1);
+      expect(counts.get('BatchWriteItemCommand')).toBe(1);
+      const logged = await listDeliveries(tableOf(c.config, stack.clients), webhookId, { limit: 10 });
+      expect(logged.map((d) => `${d.eventId} ${d.status}`).sort()).toEqual(events.map((e) => `${e.eventId} delivered`).sort());
+    } finally {
+      await worker?.stop();
+      destroyClients(clients);
       await c.cleanUp();
       await receiver.close();
     }
