@@ -40,10 +40,13 @@ export function createClients(config: Config, options: ClientOptions = {}): AwsC
   // the configured endpoint instead of following them.
   // cacheMiddleware: the middleware chain of each command is built once, not on every request
   // (the SQS calls are on the inbound path: event sends, receives, acks).
+  // md5: false: the SDK would hash every body it sends and receives to compare with SQS's MD5
+  // of it, a check of the transport that TLS makes already (the emulators are on loopback).
   const sqs = new SQSClient({
     ...common,
     ...handlerOf(options),
     cacheMiddleware: true,
+    md5: false,
     ...(sqsEndpoint ? { endpoint: sqsEndpoint, useQueueUrlAsEndpoint: false } : {}),
   });
   // Emulators and MinIO serve buckets by path, not by virtual host, and older ones do not
