@@ -28,7 +28,8 @@
  *    BENCH_CPU_PROF=<dir> profiles each connector process (the step's window is printed, for
  *    bench/cpu-profile-top.ts); BENCH_NODE_FLAGS adds Node flags to the connector child.
  * 3. The floor (bench/connector/floor.ts, BENCH_FLOOR=0 skips it): plain Baileys sockets over the
- *    same traffic; the connector's CPU per message as a ratio to theirs.
+ *    same traffic; the connector's CPU per message as a ratio to theirs, as measured and with each
+ *    step scaled by the sandbox's CPU per message in it (the VM's speed moves between steps).
  * 4. Memory with traffic (bench/connector/memory-traffic.ts): RSS per account after every account
  *    exchanged messages with 20 contacts and sits in 3 groups (BENCH_TRAFFIC_ACCOUNTS="200,1000"), and a soak at a
  *    steady 20 messages/s (BENCH_SOAK_MINUTES, 0 = off) over the accounts linked by then, after
@@ -376,6 +377,8 @@ async function main() {
     let connectorCpuMsPerMessage = Number.NaN;
     /** The same, less the connector's idle CPU over the measured time. */
     let connectorNetCpuMsPerMessage = Number.NaN;
+    /** The sandbox's CPU per message in that run: a gauge of the VM's speed then. */
+    let sandboxCpuMsPerMessage = Number.NaN;
     const measureThroughput = async (receivers: number, webhooks: number) => {
       await registerWebhooksUpTo(webhooks);
       await linkUpTo(Math.max(linked, receivers));
@@ -438,12 +441,14 @@ async function main() {
       if (webhooks === webhookSteps[0]) connectorCpuMsPerMessage = (connectorCpu * 1000) / totalMessages;
       if (webhooks === webhookSteps[0])
         connectorNetCpuMsPerMessage = (Math.max(0, connectorCpu - idleCpuPerSecond * measuredSeconds) * 1000) / totalMessages;
+      const sandboxCpu = cpuSecondsOf(sandbox.pid) - sandboxCpuBefore;
+      if (webhooks === webhookSteps[0]) sandboxCpuMsPerMessage = (sandboxCpu * 1000) / totalMessages;
       const cpuRow =
         `  CPU per message: connector ${perMessageMs(connectorCpu)} ms ` +
         `(${perMessageMs(Math.max(0, connectorCpu - idleCpuPerSecond * measuredSeconds))} ms net of its idle ` +
         `${(idleCpuPerSecond * 1000).toFixed(1)} ms CPU/s over ${measuredSeconds.toFixed(1)} s), ` +
         `emulators and webhook receiver ${perMessageMs((benchCpu.user + benchCpu.system) / 1e6)} ms, ` +
-        `sandbox ${perMessageMs(cpuSecondsOf(sandbox.pid) - sandboxCpuBefore)} ms`;
+        `sandbox ${perMessageMs(sandboxCpu)} ms`;
       const latencies = [...sentAt].map(([id, t0]) => delivered.get(id)!.at - t0).sort((a, b) => a - b);
       throughputRows.push(
         `inbound at ${receivers} accounts, ${webhooks} webhook${webhooks === 1 ? '' : 's'}${offeredRate ? `, offered ${offeredRate}/s` : ', burst'}: ` +
@@ -472,12 +477,19 @@ async function main() {
         messages: totalMessages,
         sendConcurrency: SEND_CONCURRENCY,
         ...(offeredRate ? { rate: offeredRate } : {}),
+        sandboxPid: sandbox.pid,
       });
+      // The VM's speed moves by half between minutes on a shared machine, and the floor runs a
+      // minute after the connector's step: the sandbox does the same work per message in both
+      // (the phones' side), so its CPU per message in each step scales them to one speed.
+      const scaled = connectorCpuMsPerMessage / sandboxCpuMsPerMessage / (floor.cpuMsPerMessage / floor.sandboxCpuMsPerMessage);
       floorRows.push(
         `floor, plain Baileys sockets (no store, queue or webhook) at ${receivers} accounts: ${floor.cpuMsPerMessage.toFixed(2)} ms CPU ` +
           `per message (${floor.rate.toFixed(0)} messages/s); connector ${connectorCpuMsPerMessage.toFixed(2)} ms = ` +
           `${(connectorCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x the floor (net of idle ` +
-          `${connectorNetCpuMsPerMessage.toFixed(2)} ms = ${(connectorNetCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x)`,
+          `${connectorNetCpuMsPerMessage.toFixed(2)} ms = ${(connectorNetCpuMsPerMessage / floor.cpuMsPerMessage).toFixed(2)}x); ` +
+          `scaled by the sandbox's CPU per message in each step (${sandboxCpuMsPerMessage.toFixed(2)} ms then, ` +
+          `${floor.sandboxCpuMsPerMessage.toFixed(2)} ms in the floor's): ${scaled.toFixed(2)}x`,
       );
       console.log(floorRows.at(-1));
     };

@@ -21,6 +21,8 @@ export interface FloorOptions {
   sendConcurrency: number;
   /** Messages per second offered; undefined = one burst. */
   rate?: number;
+  /** The sandbox's process: its CPU over the same messages is measured too. */
+  sandboxPid: number;
 }
 
 export interface FloorResult {
@@ -28,6 +30,8 @@ export interface FloorResult {
   cpuMsPerMessage: number;
   /** Messages per second from the first send to the last one received. */
   rate: number;
+  /** The sandbox's CPU per message meanwhile, in ms: the same work as in the connector's step. */
+  sandboxCpuMsPerMessage: number;
 }
 
 /** Receivers and senders on numbers of their own: the connector's accounts and phones are untouched. */
@@ -67,6 +71,7 @@ export async function measureBaileysFloor(options: FloorOptions): Promise<FloorR
     const receivedBefore = received;
 
     const cpuBefore = cpuSecondsOf(worker.pid ?? -1);
+    const sandboxCpuBefore = cpuSecondsOf(options.sandboxPid);
     const started = performance.now();
     const jobs = Array.from({ length: options.messages }, (_, i) => i);
     await inBatches(jobs, options.sendConcurrency, async (i) => {
@@ -79,7 +84,12 @@ export async function measureBaileysFloor(options: FloorOptions): Promise<FloorR
     });
     const elapsed = (performance.now() - started) / 1000;
     const cpuSeconds = cpuSecondsOf(worker.pid ?? -1) - cpuBefore;
-    return { cpuMsPerMessage: (cpuSeconds * 1000) / options.messages, rate: options.messages / elapsed };
+    const sandboxCpuSeconds = cpuSecondsOf(options.sandboxPid) - sandboxCpuBefore;
+    return {
+      cpuMsPerMessage: (cpuSeconds * 1000) / options.messages,
+      rate: options.messages / elapsed,
+      sandboxCpuMsPerMessage: (sandboxCpuSeconds * 1000) / options.messages,
+    };
   } finally {
     await new Promise<void>((resolve) => {
       worker.once('exit', () => resolve());
