@@ -7,6 +7,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { AwsClients } from './aws.js';
 import type { Config } from './config.js';
@@ -46,6 +47,11 @@ interface CommandQueue {
   changeCommandVisibility(receiptHandle: string, seconds: number): Promise<void>;
   /** One visibility for many commands (batch requests of 10); answers the handles SQS refused. */
   changeCommandVisibilities(receiptHandles: string[], seconds: number): Promise<string[]>;
+  /**
+   * Queues a wake-up: a message no consumer runs (every receive deletes it unseen) whose only
+   * effect is to end a long poll out on this queue at once (a stopping consumer's).
+   */
+  wakeReceivers(): Promise<void>;
 }
 
 /** The top-level command methods are those of shard 0 (the only one with COMMAND_SHARDS=1). */
@@ -124,6 +130,10 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
     for (const message of result.Messages ?? []) {
       if (!message.ReceiptHandle || !message.MessageId) continue;
       const parsed = safeJson(message.Body);
+      if (isWakeUp(parsed)) {
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+        continue;
+      }
       const body = schema.safeParse(parsed);
       if (!body.success) {
         // A malformed message can never succeed; dropping it keeps its FIFO group moving.
@@ -190,6 +200,16 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
     ackCommand: (receiptHandle) => ack(url(), receiptHandle),
     changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(url(), receiptHandle, seconds),
     changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(url(), receiptHandles, seconds),
+    async wakeReceivers() {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: await url(),
+          MessageBody: JSON.stringify(WAKE_UP),
+          MessageGroupId: WAKE_UP_GROUP,
+          MessageDeduplicationId: randomUUID(),
+        }),
+      );
+    },
   });
   const commandQueues = new Map<number, CommandQueue>();
   const commandQueue = (shard: number): CommandQueue => {
@@ -238,6 +258,18 @@ export function toQueueBody(value: unknown): string {
       .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
       .join(''),
   );
+}
+
+/**
+ * The body of a wake-up (`wakeReceivers`). Its FIFO group is one no account can have (account
+ * ids are letters and digits), so it never waits behind an account's commands. A connector from
+ * before wake-ups drops one as a malformed message (logged once per stopping consumer).
+ */
+const WAKE_UP = { wakeUp: true } as const;
+const WAKE_UP_GROUP = '#wake-up';
+
+function isWakeUp(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { wakeUp?: unknown }).wakeUp === true;
 }
 
 function safeJson(text: string | undefined): unknown {

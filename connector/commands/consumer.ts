@@ -9,10 +9,13 @@ import type { CommandHandler, CommandHandlers, CommandOutcome } from './outcome.
 import { retryLater } from './outcome.js';
 
 export interface ConsumerDeps {
-  queues: Pick<Queues, 'receiveCommands' | 'ackCommand' | 'changeCommandVisibility' | 'changeCommandVisibilities' | 'sendCommand'>;
+  queues: Pick<
+    Queues,
+    'receiveCommands' | 'ackCommand' | 'changeCommandVisibility' | 'changeCommandVisibilities' | 'sendCommand' | 'wakeReceivers'
+  >;
   handlers: CommandHandlers;
   logger: Logger;
-  /** Long-poll seconds per receive: stop() waits up to this long for the receive out. */
+  /** Long-poll seconds per receive (default 20; stop() ends the receive out with a wake-up). */
   waitSeconds?: number;
   /** How long stop() lets commands already running finish (default 6 s). */
   drainMs?: number;
@@ -33,12 +36,19 @@ const MAX_BATCHES_IN_FLIGHT = 5;
 /** Seconds before a command for an account another connector runs is visible again (for it). */
 const HAND_BACK_SECONDS = 2;
 /**
- * Receive long-poll seconds. Short, because a receive is never aborted: SQS (and fauxqs) may
- * still hand a message to an abandoned request, hiding it for its visibility timeout. Stop
- * waits for the receive out instead, at most this long. The cost is one empty receive every
- * 2 s per idle connector.
+ * Receive long-poll seconds: SQS's longest, so an idle shard costs one receive per 20 s (it was
+ * 2 s: 16 receives a second for an idle connector's 32 shards). A receive out is never simply
+ * abandoned: SQS (and fauxqs) may still hand a message to an aborted request, hiding it for its
+ * visibility and holding up its account's later commands. stop() queues a wake-up on the shard's
+ * queue instead, which ends the receive at once (core/queues.ts `wakeReceivers`).
  */
-const RECEIVE_WAIT_SECONDS = 2;
+const RECEIVE_WAIT_SECONDS = 20;
+/**
+ * How long stop() waits for the receive out after its wake-up. Past it (the wake-up could not be
+ * sent, SQS is slow) the receive is aborted: a command SQS may still hand to it is visible again
+ * after HELD_VISIBILITY_SECONDS.
+ */
+const WAKE_UP_GRACE_MS = 3_000;
 /**
  * Visibility of a held command, renewed every HEARTBEAT_MS while it waits or runs: a command
  * of a connector that died is visible again within this many seconds, however long a send
@@ -146,6 +156,18 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     );
   }
 
+  /** Ends the loop: a receive out is woken up (aborted if that takes too long); resolves when the loop ended. */
+  async function endReceive(): Promise<void> {
+    const out = receiveOut;
+    if (out) {
+      deps.queues.wakeReceivers().catch((error: unknown) => logger.warn({ err: error }, 'waking the command receive up failed'));
+      if ((await withTimeout(loop, WAKE_UP_GRACE_MS)) !== 'timed_out') return;
+      logger.warn('the command receive did not end after its wake-up; aborted');
+      out.abort();
+    }
+    await loop;
+  }
+
   /** Commands received but not started go straight back to the queue for the next connector. */
   async function handBack(batch: Received<Command>[]): Promise<void> {
     if (batch.length === 0) return;
@@ -172,6 +194,8 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     });
   };
 
+  /** Set while a receive is out: stop() wakes it up, or aborts it. */
+  let receiveOut: AbortController | undefined;
   const loop = (async () => {
     while (running) {
       try {
@@ -179,11 +203,15 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
           await new Promise<void>((resolve) => (freed = resolve));
         }
         if (!running) break;
-        const batch = await deps.queues.receiveCommands({
-          maxMessages: 10,
-          waitSeconds: deps.waitSeconds ?? RECEIVE_WAIT_SECONDS,
-          visibilityTimeoutSeconds: HELD_VISIBILITY_SECONDS,
-        });
+        receiveOut = new AbortController();
+        const batch = await deps.queues
+          .receiveCommands({
+            maxMessages: 10,
+            waitSeconds: deps.waitSeconds ?? RECEIVE_WAIT_SECONDS,
+            visibilityTimeoutSeconds: HELD_VISIBILITY_SECONDS,
+            abortSignal: receiveOut.signal,
+          })
+          .finally(() => (receiveOut = undefined));
         if (!running) {
           await handBack(batch);
           break;
@@ -207,7 +235,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
       running = false;
       // A batch slot may be awaited: wake the loop so that it sees `running` and ends.
       freed?.();
-      await loop;
+      await endReceive();
       const notStarted = [...waiting.values()];
       waiting.clear();
       await handBack(notStarted);

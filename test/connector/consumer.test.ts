@@ -215,4 +215,44 @@ describe('command consumer', { timeout: 120_000 }, () => {
       await Promise.all(consumers.map((consumer) => consumer.stop()));
     }
   });
+  it('stop() ends its 20-s receive with a wake-up: no receive is left to hide the next command, and the wake-up runs as nothing', async () => {
+    const ran: string[] = [];
+    const handlers = handlersFrom(async (command) => {
+      ran.push(command.commandId);
+      return done('ok');
+    });
+    // The default wait: SQS's longest.
+    const first = startCommandConsumer({ queues: t.queues, logger: silentLogger, handlers });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const stopStarted = performance.now();
+    await first.stop();
+    // Without the wake-up the stop waits for the receive out, up to its 20 s.
+    expect(performance.now() - stopStarted).toBeLessThan(10_000);
+
+    // An abandoned receive would take this command and hide it for the held visibility (10 s).
+    const commandId = newCommandId();
+    await t.queues.sendCommand({ type: 'disconnect', accountId: 'wokenup', commandId, payload: {} });
+    const next = startCommandConsumer({ queues: t.queues, logger: silentLogger, waitSeconds: 1, handlers });
+    try {
+      await waitFor('the next consumer to run the command', () => ran.includes(commandId), { timeoutMs: 5_000 });
+      await waitFor(
+        'the queue to be empty (the wake-up deleted unseen)',
+        async () => {
+          const left = await t.stack.clients.sqs.send(
+            new GetQueueAttributesCommand({
+              QueueUrl: await t.queues.commandQueueUrl(),
+              AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
+            }),
+          );
+          return (
+            Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0
+          );
+        },
+        { timeoutMs: 10_000, intervalMs: 250 },
+      );
+      expect(ran).toEqual([commandId]);
+    } finally {
+      await next.stop();
+    }
+  });
 });
