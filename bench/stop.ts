@@ -121,7 +121,8 @@ async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promis
       const accountIds = Array.from({ length: ACCOUNTS }, (_, i) => `stop${run}n${i}`);
       for (const id of accountIds) await createAccount(table, { id, collectionName: `auth_${id}`, status: 'connecting' });
 
-      const connector = spawnConnector({ ...emulatorEnv, ...sandboxEnv, ...names, LOG_LEVEL: 'info' });
+      // The receiver is on loopback, which webhook targets may not be by default.
+      const connector = spawnConnector({ ...emulatorEnv, ...sandboxEnv, ...names, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE: 'true' });
       await connector.waitForLine('the connector to start', (l) => l.msg === 'connector started', 120_000);
       await waitFor(
         'a QR for every account',
@@ -174,6 +175,7 @@ async function webhookRecovery(emulatorEnv: Record<string, string>): Promise<voi
     WEBHOOK_QUEUE_NAME: `bench-recovery-${suffix}`,
     WEBHOOK_DLQ_NAME: `bench-recovery-${suffix}-dlq`,
     LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   });
   const clients = createClients(config);
   await ensureResources(config, clients, silent);
