@@ -16,7 +16,8 @@
  * reads the log (one BatchGet) to POST only the pairs not yet delivered, each with its own
  * attempt count. A pair that reaches WEBHOOK_MAX_ATTEMPTS (4xx included: a receiver may be
  * fixed), or whose target the address policy refuses, is given up alone: it moves to the DLQ as
- * the event naming its webhook, so a redrive goes to that webhook only. The other pairs keep their retries.
+ * the event naming its webhook, so a redrive goes to that webhook only. The other pairs keep
+ * their retries.
  *
  * A URL that keeps failing opens its circuit (circuit.ts): its pairs are parked instead of
  * POSTed (they keep their retry schedule and count attempts), and one probe at a time tests
@@ -182,8 +183,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     webhookId: string,
     status: DeliveryStatus,
     attempts: number,
-    lastError?: string,
-    inNoHurry = false,
+    { lastError, inNoHurry = false }: { lastError?: string | undefined; inNoHurry?: boolean } = {},
   ): Promise<void> {
     const delivery: Delivery = {
       eventId: event.eventId,
@@ -245,7 +245,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       acknowledge(received);
       // Not awaited (stop() flushes the writer): no retry will read these entries.
       for (const o of outcomes) {
-        record(event, o.registration.webhookId, 'delivered', o.attempt, undefined, true).catch((error: unknown) =>
+        record(event, o.registration.webhookId, 'delivered', o.attempt, { inNoHurry: true }).catch((error: unknown) =>
           eventLog.warn({ err: error, webhookId: o.registration.webhookId }, 'recording a webhook delivery failed'),
         );
       }
@@ -263,7 +263,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
           : givenUp.some((g) => g.registration === o.registration)
             ? 'failed'
             : 'pending';
-        return record(event, o.registration.webhookId, status, o.attempt, o.outcome.ok ? undefined : o.outcome.reason);
+        return record(event, o.registration.webhookId, status, o.attempt, { lastError: o.outcome.ok ? undefined : o.outcome.reason });
       }),
     );
     const summary = (list: typeof failed) =>
@@ -323,13 +323,9 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     if (circuits.admit(url) !== 'probe') return;
     const attempt = (stored?.attempts ?? 0) + 1;
     const outcome = await post(registration, event, rawBody, attempt);
-    await record(
-      event,
-      registration.webhookId,
-      outcome.ok ? 'delivered' : 'pending',
-      attempt,
-      outcome.ok ? undefined : outcome.reason,
-    ).catch((error: unknown) => log.warn({ err: error, eventId: event.eventId }, 'recording the probe delivery failed'));
+    await record(event, registration.webhookId, outcome.ok ? 'delivered' : 'pending', attempt, {
+      lastError: outcome.ok ? undefined : outcome.reason,
+    }).catch((error: unknown) => log.warn({ err: error, eventId: event.eventId }, 'recording the probe delivery failed'));
     if (!outcome.ok) log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
     onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
   }

@@ -17,6 +17,17 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 describe('command consumer', { timeout: 120_000 }, () => {
   const t = useTestStack();
 
+  /** No command left in the queue, visible or in flight. */
+  const commandQueueEmpty = async () => {
+    const left = await t.stack.clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: await t.queues.commandQueueUrl(),
+        AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
+      }),
+    );
+    return Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0;
+  };
+
   it('runs the commands of one account in queue order', async () => {
     const seen: string[] = [];
     const consumer = startCommandConsumer({
@@ -195,26 +206,13 @@ describe('command consumer', { timeout: 120_000 }, () => {
       await sendTexts('slow', ['long send']);
       await waitFor('the command to start', () => runs.length >= 1);
       // Both consumers keep polling while it runs; it is done once the queue is empty again.
-      await waitFor(
-        'the command to finish',
-        async () => {
-          const left = await t.stack.clients.sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: await t.queues.commandQueueUrl(),
-              AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
-            }),
-          );
-          return (
-            Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0
-          );
-        },
-        { timeoutMs: 60_000, intervalMs: 500 },
-      );
+      await waitFor('the command to finish', commandQueueEmpty, { timeoutMs: 60_000, intervalMs: 500 });
       expect(runs).toEqual(['long send']);
     } finally {
       await Promise.all(consumers.map((consumer) => consumer.stop()));
     }
   });
+
   it('stop() ends its 20-s receive with a wake-up: no receive is left to hide the next command, and the wake-up runs as nothing', async () => {
     const ran: string[] = [];
     const handlers = handlersFrom(async (command) => {
@@ -235,21 +233,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
     const next = startCommandConsumer({ queues: t.queues, logger: silentLogger, waitSeconds: 1, handlers });
     try {
       await waitFor('the next consumer to run the command', () => ran.includes(commandId), { timeoutMs: 5_000 });
-      await waitFor(
-        'the queue to be empty (the wake-up deleted unseen)',
-        async () => {
-          const left = await t.stack.clients.sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: await t.queues.commandQueueUrl(),
-              AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
-            }),
-          );
-          return (
-            Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0
-          );
-        },
-        { timeoutMs: 10_000, intervalMs: 250 },
-      );
+      await waitFor('the queue to be empty (the wake-up deleted unseen)', commandQueueEmpty, { timeoutMs: 10_000, intervalMs: 250 });
       expect(ran).toEqual([commandId]);
     } finally {
       await next.stop();

@@ -1,4 +1,4 @@
-import { createClients, destroyClients } from '../../core/aws.js';
+import { createClients, destroyClients, type AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import { tableOf, type Table } from '../../core/store/table.js';
 
@@ -17,16 +17,32 @@ export interface CountedTable {
  */
 export function countedTable(config: Config): CountedTable {
   const clients = createClients(config);
+  return { table: tableOf(config, clients), counts: countRequests(clients), close: () => destroyClients(clients) };
+}
+
+/**
+ * Counts the DynamoDB and SQS requests of `clients` by command name, from now on: give it
+ * clients nothing has used yet (see countedTable).
+ */
+export function countRequests(clients: AwsClients): Map<string, number> {
   const counts = new Map<string, number>();
+  const count = (name = '?') => counts.set(name, (counts.get(name) ?? 0) + 1);
+  const at = { step: 'initialize', name: 'requestCounter' } as const;
   for (const client of [clients.dynamo, clients.dynamoRaw]) {
     client.middlewareStack.add(
       (next, context) => (args) => {
-        const name = context.commandName ?? '?';
-        counts.set(name, (counts.get(name) ?? 0) + 1);
+        count(context.commandName);
         return next(args);
       },
-      { step: 'initialize', name: 'requestCounter' },
+      at,
     );
   }
-  return { table: tableOf(config, clients), counts, close: () => destroyClients(clients) };
+  clients.sqs.middlewareStack.add(
+    (next, context) => (args) => {
+      count(context.commandName);
+      return next(args);
+    },
+    at,
+  );
+  return counts;
 }

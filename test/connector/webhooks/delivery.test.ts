@@ -17,6 +17,7 @@ import { waitFor } from '../../support/wait.js';
 import { workerQueues } from './worker-queues.js';
 import { messageEventFor } from '../../../core/message-event.js';
 import { Receiver } from './receiver.js';
+import { countRequests } from '../../support/counted-table.js';
 
 let stack: TestStack;
 let caseSeq = 0;
@@ -279,23 +280,7 @@ describe('webhook delivery', () => {
     const c = await newCase();
     // Clients of its own, with every request counted (the shared clients' batchers serve other cases).
     const clients = createClients(c.config);
-    const counts = new Map<string, number>();
-    const count = (name = '?') => counts.set(name, (counts.get(name) ?? 0) + 1);
-    const counter = { step: 'initialize', name: 'requestCounter' } as const;
-    clients.sqs.middlewareStack.add(
-      (next, context) => (args) => {
-        count(context.commandName);
-        return next(args);
-      },
-      counter,
-    );
-    clients.dynamoRaw.middlewareStack.add(
-      (next, context) => (args) => {
-        count(context.commandName);
-        return next(args);
-      },
-      counter,
-    );
+    const counts = countRequests(clients);
     const queues = createQueues(c.config, clients, silentLogger);
     const receiver = new Receiver();
     let worker: WebhookDelivery | undefined;
