@@ -19,7 +19,6 @@ import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media
 import type { Ownership } from '../ownership/ownership.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
 import type { SessionRegistry } from '../session/session-registry.js';
-import { sentContentOf } from '../session/sent-content.js';
 import { done, notOurs, type CommandOutcome } from './outcome.js';
 
 export interface SendDeps {
@@ -226,7 +225,7 @@ export function sendSettler(deps: SendDeps) {
         .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
     }
     const seconds = Number(sent.messageTimestamp ?? 0);
-    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now(), sentContentOf(sent));
+    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now(), handle.contentToKeep(sent));
     log.info('sent');
     return done('sent');
   };

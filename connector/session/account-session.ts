@@ -31,7 +31,7 @@ import type { SessionEvents } from './session-events.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
-import { sentMessageLookup } from './sent-content.js';
+import { sentContentOf, sentMessageLookup } from './sent-content.js';
 import { boundLidMappingCache, socketCaches } from './socket-caches.js';
 
 export interface AccountSessionDeps {
@@ -64,6 +64,11 @@ export interface SendHandle {
   groupMetadata: GroupMetadataCache;
   noteOwnSend(messageId: string): void;
   storeContext: InboundContext | undefined;
+  /**
+   * A sent message encoded for its outbound record (sent-content.ts). Here rather than imported
+   * by the send handlers: encoding needs Baileys' protobufs, which only the session code loads.
+   */
+  contentToKeep(sent: WAMessage): Uint8Array | undefined;
 }
 
 export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_deleted';
@@ -326,6 +331,7 @@ export class AccountSession {
       groupMetadata: this.groupMetadata,
       noteOwnSend: (messageId) => this.noteOwnSend(messageId),
       storeContext: this.contextFor(sock),
+      contentToKeep: sentContentOf,
     };
   }
 
