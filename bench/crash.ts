@@ -7,7 +7,8 @@
  * 1. inbound: a burst of 1,000 texts from a phone; SIGKILL after 300 reached the webhook
  *    receiver; restart on the same data; counts lost, stored-but-not-posted and duplicates.
  * 2. sends: 100 parallel API sends; SIGKILL after 40 answered; restart; 150 s later, what the
- *    phone received against what the calls answered.
+ *    phone received against what the calls answered, and what a call that got no answer (or
+ *    "may have been delivered") answers when asked again with its Idempotency-Key.
  * 3. webhook outage: the receiver down for 180 s while texts arrive; time from its recovery to
  *    the first and the last delivery.
  * 4. stop time: SIGTERM to exit, with 0 and with 50 connected accounts.

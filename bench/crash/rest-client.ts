@@ -1,6 +1,6 @@
 /**
  * The gateway's REST API as the crash bench uses it: only routes and fields of the public
- * contract (accounts, webhooks, text send, chats and messages with paging).
+ * contract (accounts, webhooks, text send with its Idempotency-Key, chats and messages with paging).
  */
 import { z } from 'zod';
 
@@ -25,17 +25,23 @@ export interface RestClient {
   currentStatus(id: string): Promise<string | undefined>;
   connectedAccounts(): Promise<number>;
   registerWebhook(url: string): Promise<void>;
-  sendText(accountId: string, to: string, message: string): Promise<SendOutcome>;
+  /** `idempotencyKey`: a retry with the same key answers like the first call instead of sending again. */
+  sendText(accountId: string, to: string, message: string, idempotencyKey?: string): Promise<SendOutcome>;
   /** Ids of the messages stored for the account that it received (fromMe false), every chat, every page. */
   storedInboundIds(accountId: string): Promise<Set<string>>;
 }
 
 export function restClient(baseUrl: string): RestClient {
-  async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; json: unknown }> {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
+      ...(body !== undefined ? { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) } : {}),
     });
     const text = await response.text();
     let json: unknown = text;
@@ -67,9 +73,10 @@ export function restClient(baseUrl: string): RestClient {
     async registerWebhook(url) {
       await expectOk('POST', '/webhooks', z.unknown(), { url });
     },
-    async sendText(accountId, to, message) {
+    async sendText(accountId, to, message, idempotencyKey) {
       try {
-        const { status, json } = await call('POST', `/accounts/${encodeURIComponent(accountId)}/message/send`, { to, message });
+        const headers: Record<string, string> = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
+        const { status, json } = await call('POST', `/accounts/${encodeURIComponent(accountId)}/message/send`, { to, message }, headers);
         const detail = status === 200 ? undefined : (json as { detail?: unknown } | undefined)?.detail;
         return { status, at: performance.now(), ...(typeof detail === 'string' ? { detail } : {}) };
       } catch (error) {

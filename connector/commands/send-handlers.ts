@@ -6,14 +6,7 @@ import { getStream, type MediaStore } from '../../core/media-store.js';
 import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
 import type { Message } from '../../core/schemas/message.js';
 import { findMessage } from '../../core/store/messages.js';
-import {
-  claimOutbound,
-  failPendingOutbound,
-  findOutbound,
-  markOutboundFailed,
-  markOutboundSent,
-  markOutboundUnknown,
-} from '../../core/store/outbound.js';
+import { claimOutbound, failPendingOutbound, findOutbound, markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
 import type { Table } from '../../core/store/table.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import type { Ownership } from '../ownership/ownership.js';
@@ -153,9 +146,9 @@ export function sendSettler(deps: SendDeps) {
     // No record: past its TTL or the account was deleted; nobody waits for it.
     if (!outbound) return done('no send record; not sent');
     if (outbound.status === 'sending') {
-      log.warn('command redelivered while its send was in progress; not sent again');
-      await markOutboundUnknown(table, accountId, messageId, STOPPED_MID_SEND);
-      return done('outcome unknown; not sent again');
+      const settled = await deps.inbound.settleInterruptedSend(accountId, messageId, STOPPED_MID_SEND);
+      log.warn({ settled }, 'command redelivered while its send was in progress; not sent again');
+      return done(settled === 'sent' ? 'sent (its receipt came); not sent again' : 'outcome unknown; not sent again');
     }
     if (outbound.status !== 'pending') return done(`already ${outbound.status}`);
 

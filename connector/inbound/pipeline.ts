@@ -56,6 +56,7 @@ import { tableOf } from '../../core/store/table.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
 import type { InboundAction, MediaDescriptor, PollVote, UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
+import { InterruptedSends } from './interrupted-sends.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
 import { findPollSecret, putPollSecret } from '../../core/store/poll-secrets.js';
@@ -126,6 +127,12 @@ export interface InboundPipeline {
     receipts: readonly GroupReceipt[],
     recipients: () => Promise<GroupRecipients | undefined>,
   ): Promise<void>;
+  /**
+   * A send command came back while its send is `sending` (its connector stopped mid-send): the
+   * send becomes `sent` when a receipt shows WhatsApp has the message, otherwise `unknown` with
+   * `reason` until one comes (interrupted-sends.ts). It is not sent again either way.
+   */
+  settleInterruptedSend(accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'>;
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };
@@ -143,7 +150,7 @@ type WriteAhead = 'live' | 'replay';
 
 const DEFAULT_MEDIA_TIMEOUT_MS = 5 * 60_000;
 
-/** Sent group messages whose members' receipts may wait for the row, at most (each kept two minutes, as early statuses are). */
+/** Sent group messages whose members' receipts may wait for the row, at most (each kept two minutes). */
 const EARLY_GROUP_RECEIPTS_LIMIT = 10_000;
 
 interface EarlyGroupReceipts {
@@ -161,6 +168,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
   const earlyStatuses = new EarlyStatuses();
+  const interruptedSends = new InterruptedSends(table, earlyStatuses);
   /** Group receipts for messages the account sent whose row is still to come (a phone member acks at once). */
   const earlyGroupReceipts = new BoundedCache<string, EarlyGroupReceipts>('early-group-receipts', EARLY_GROUP_RECEIPTS_LIMIT, 2 * 60_000);
   const deliverFromMe = deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME;
@@ -288,8 +296,17 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     const key = `${accountId}\n${update.messageId}`;
     const chatId = await statusLocks.run(key, async () => {
       const moved = await advanceMessageStatus(table, accountId, update.messageId, update.status, update.at);
-      // Not moved: a duplicate, a late (backward) receipt, or a row still to come.
-      if (moved === undefined) earlyStatuses.remember(key, { status: update.status, at: update.at });
+      const move = { status: update.status, at: update.at };
+      // Not moved: a duplicate, a late (backward) receipt, or a row still to come (or never: a
+      // send whose connector stopped before storing it).
+      if (moved === undefined) earlyStatuses.remember(key, move);
+      // A send left `unknown` by a connector that stopped mid-send is settled by its receipt.
+      if (await interruptedSends.receipt(key, accountId, update.messageId, move)) {
+        deps.logger.info(
+          { accountId, messageId: update.messageId, status: update.status },
+          'interrupted send settled as sent by its receipt',
+        );
+      }
       return moved;
     });
     if (chatId !== undefined) await sendStatusEvents(accountId, update.messageId, chatId, [update]);
@@ -596,6 +613,10 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       if (firstError) throw firstError;
     },
     handleGroupReceipts: applyGroupReceipts,
+    settleInterruptedSend(accountId, messageId, reason) {
+      const key = `${accountId}\n${messageId}`;
+      return statusLocks.run(key, () => interruptedSends.settle(key, accountId, messageId, reason));
+    },
   };
 }
 

@@ -17,8 +17,13 @@ export function statusFromBaileys(status: number | null | undefined): MessageSta
   return status === null || status === undefined ? undefined : BAILEYS_STATUSES[status];
 }
 
-/** How long a receipt waits for the row of its message (the send stores it right after). */
-const EARLY_TTL_MS = 2 * 60_000;
+/**
+ * How long a receipt waits for the row of its message (the send stores it right after). Longer
+ * than a command's visibility timeout (120 s): a receipt of a send whose connector stopped before
+ * storing it is the evidence that settles the send when its command comes back
+ * (interrupted-sends.ts).
+ */
+const EARLY_TTL_MS = 10 * 60_000;
 const EARLY_LIMIT = 10_000;
 
 /**
@@ -35,6 +40,11 @@ export class EarlyStatuses {
     // Appended in place: the entry keeps the time of its first receipt.
     if (moves) moves.push(move);
     else this.entries.set(key, [move], now);
+  }
+
+  /** The moves kept for `key`, kept. */
+  peek(key: string, now = Date.now()): readonly StatusMove[] {
+    return this.entries.get(key, now) ?? [];
   }
 
   /** The moves kept for `key`, forgotten now. */

@@ -1,6 +1,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newCommandId, newMessageId } from '../../core/ids.js';
+import { findMessage } from '../../core/store/messages.js';
 import { claimOutbound, findOutbound, markOutboundSent, putPendingOutbound } from '../../core/store/outbound.js';
 import { startTestApi } from '../support/test-api.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
@@ -92,6 +93,65 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
     expect(ids).not.toContain(sent.messageId);
   });
 
+  it('a send whose connector stopped before recording it is settled as sent by its receipt, before or after the command comes back, with or without its row', async () => {
+    const deadline = () => Date.now() + 60_000;
+    const session = gw.connector.registry.get(alice.id);
+    if (!session) throw new Error('alice has no session');
+    const handle = await session.sendHandle(deadline());
+    if ('notConnected' in handle) throw new Error(`alice is ${handle.notConnected}`);
+    /** As a connector that stopped right after Baileys sent it leaves a send: claimed, out, no outcome, no row. */
+    const sendAsInterrupted = async (ids: { messageId: string }, text: string) => {
+      handle.noteOwnSend(ids.messageId);
+      await handle.sock.sendMessage(bobJid, { text }, { messageId: ids.messageId });
+    };
+    const claimedIds = async () => {
+      const ids = { messageId: newMessageId(), commandId: newCommandId() };
+      await putPendingOutbound(gw.table, alice.id, ids, deadline());
+      expect(await claimOutbound(gw.table, alice.id, ids.messageId)).toBe(true);
+      return ids;
+    };
+    const requeue = (ids: { messageId: string; commandId: string }, text: string) =>
+      gw.queues.sendCommand({
+        type: 'send_text',
+        accountId: alice.id,
+        commandId: ids.commandId,
+        payload: { messageId: ids.messageId, to: bobJid, text },
+      });
+    const statusOf = async (messageId: string) => (await findOutbound(gw.table, alice.id, messageId))?.status;
+
+    // The receipt first: bob's phone has it, and a message bob typed after his receipt was
+    // stored by alice (the account's events are handled in order), then the command comes back.
+    const receiptFirst = await claimedIds();
+    await sendAsInterrupted(receiptFirst, 'interrupted, receipt first');
+    await waitFor('bob to get it', async () => (await inboxIds()).includes(receiptFirst.messageId));
+    const { id: afterReceipt } = await gw.control.sendFromPhone(bobPhone, alice.phone, 'after my receipt');
+    await waitFor('alice to store what bob sent after his receipt', () => findMessage(gw.table, alice.id, afterReceipt));
+    await requeue(receiptFirst, 'interrupted, receipt first');
+    await waitFor('the first send settled as sent', async () => (await statusOf(receiptFirst.messageId)) === 'sent');
+
+    // The command first: it finds the send `sending` and leaves it `unknown`; the receipt settles it.
+    const commandFirst = await claimedIds();
+    await requeue(commandFirst, 'interrupted, command first');
+    await waitFor('the second send left unknown', async () => (await statusOf(commandFirst.messageId)) === 'unknown');
+    await sendAsInterrupted(commandFirst, 'interrupted, command first');
+    await waitFor('the second send settled as sent', async () => (await statusOf(commandFirst.messageId)) === 'sent');
+
+    // Stopped after storing the row, before recording the send: the receipt moved the row on.
+    const rowStored = await claimedIds();
+    await handle.sock.sendMessage(bobJid, { text: 'interrupted, row stored' }, { messageId: rowStored.messageId });
+    await waitFor(
+      'the row moved on by bob',
+      async () => (await findMessage(gw.table, alice.id, rowStored.messageId))?.status === 'delivered',
+    );
+    await requeue(rowStored, 'interrupted, row stored');
+    await waitFor('the third send settled as sent', async () => (await statusOf(rowStored.messageId)) === 'sent');
+
+    // None went out a second time.
+    await sendMarker('after the interrupted sends');
+    const interrupted = [receiptFirst.messageId, commandFirst.messageId, rowStored.messageId];
+    expect((await inboxIds()).filter((id) => interrupted.includes(String(id))).sort()).toEqual([...interrupted].sort());
+  });
+
   it('SIGKILL of the connector amid parallel API sends: every 200 delivered once, no "not sent" delivered', async () => {
     const api = await startTestApi(gw.stack);
     try {
@@ -103,8 +163,11 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
 
       const texts = Array.from({ length: 12 }, (_, i) => `burst ${i}`);
       let answered200 = 0;
-      const calls = texts.map(async (message) => {
-        const answer = await api.call('POST', `/accounts/${alice.id}/message/send`, { to: bobJid, message });
+      const keyOf = (i: number) => `burst-${i}`;
+      const send = (i: number) =>
+        api.call('POST', `/accounts/${alice.id}/message/send`, { to: bobJid, message: texts[i] }, { 'Idempotency-Key': keyOf(i) });
+      const calls = texts.map(async (_, i) => {
+        const answer = await send(i);
         if (answer.status === 200) answered200 += 1;
         return answer;
       });
@@ -124,6 +187,7 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
 
       const inbox = (await gw.control.inbox(bobPhone)).filter((m) => texts.includes(String(m.text)));
       const summary = { ok: 0, notSent: 0, unknown: 0 };
+      const unknowns: { index: number; delivered: string[] }[] = [];
       texts.forEach((text, i) => {
         const { status, body } = answers[i]!;
         const delivered = inbox.filter((m) => m.text === text);
@@ -137,6 +201,7 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
           // Killed between handing it to WhatsApp and recording the outcome: at most once.
           summary.unknown += 1;
           expect(delivered.length).toBeLessThanOrEqual(1);
+          unknowns.push({ index: i, delivered: delivered.map((m) => String(m.id)) });
         } else {
           summary.notSent += 1;
           expect({ text, detail: body.detail, delivered }).toEqual({ text, detail: body.detail, delivered: [] });
@@ -145,6 +210,20 @@ describe('sends: at most once, and only within the API call', { timeout: 300_000
       console.info(`burst of ${texts.length}: ${JSON.stringify(summary)}`);
       // Only the send in progress at the kill can end without a known outcome.
       expect(summary.unknown).toBeLessThanOrEqual(1);
+      // Asked again with its key, such a send answers what is known: 200 with its id when a
+      // receipt of bob's reached the successor (or moved the row the dead one stored), the same
+      // 500 when the only receipt went down with the dead connector; never 200 for a send that
+      // did not reach bob.
+      for (const { index, delivered } of unknowns) {
+        const replay = await send(index);
+        if (replay.status === 200) expect({ messageId: replay.body.messageId }).toEqual({ messageId: delivered[0] });
+        else
+          expect({ status: replay.status, detail: replay.body.detail }).toEqual({
+            status: 500,
+            detail: expect.stringMatching(/may have been delivered/),
+          });
+      }
+      expect((await gw.control.inbox(bobPhone)).filter((m) => texts.includes(String(m.text))).length).toBe(inbox.length);
       expect(summary.ok).toBeGreaterThan(0);
     } finally {
       await api.close();
