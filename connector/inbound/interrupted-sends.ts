@@ -41,7 +41,7 @@ export class InterruptedSends {
 
   /**
    * A command came back while its send is `sending`: `sent` when a receipt for it came already,
-   * otherwise `unknown` with `reason`, settled later by a receipt (`receiptWithoutRow`). The
+   * otherwise `unknown` with `reason`, settled later by a receipt (`receipt`). The
    * caller holds the message's status lock, so that a receipt is not handled meanwhile.
    */
   async settle(key: string, accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'> {
