@@ -55,7 +55,8 @@ export async function runSends(stage: Stage, run: number): Promise<SendsRun> {
 
     const texts = Array.from({ length: count }, (_, i) => `crash send r${run} #${i} ${Math.random().toString(36).slice(2, 10)}`);
     const outcomes = new Map<string, SendOutcome>();
-    const keyOf = (text: string) => `crash-r${run}-${texts.indexOf(text)}`;
+    const keys = new Map(texts.map((text, i) => [text, `crash-r${run}-${i}`]));
+    const keyOf = (text: string) => keys.get(text);
     const calls = texts.map(async (text) => outcomes.set(text, await gateway.rest.sendText(accountId, to, text, keyOf(text))));
     const current = gateway;
     await poll(
@@ -87,7 +88,7 @@ export async function runSends(stage: Stage, run: number): Promise<SendsRun> {
     for (const text of await inbox()) received.set(text, (received.get(text) ?? 0) + 1);
     const got200 = (text: string) => statusOf(text) === 200;
     const gotAny200 = (text: string) => got200(text) || again.get(text) === 200;
-    const statuses = [...outcomes.values()].map((o) => ('status' in o ? o.status : undefined));
+    const statuses = [...outcomes.values()].map(statusIn);
     return {
       calls: count,
       answered200: statuses.filter((s) => s === 200).length,

@@ -159,6 +159,9 @@ interface EarlyGroupReceipts {
   recipients: () => Promise<GroupRecipients | undefined>;
 }
 
+/** The key of one message's status lock, early receipts and interrupted send. */
+const statusKey = (accountId: string, messageId: string) => `${accountId}\n${messageId}`;
+
 export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipeline {
   const table = tableOf(deps.config, deps.clients);
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
@@ -293,7 +296,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
    * A message not stored yet keeps the receipt for the write of its row.
    */
   async function applyStatus(accountId: string, update: StatusUpdate) {
-    const key = `${accountId}\n${update.messageId}`;
+    const key = statusKey(accountId, update.messageId);
     const chatId = await statusLocks.run(key, async () => {
       const moved = await advanceMessageStatus(table, accountId, update.messageId, update.status, update.at);
       const move = { status: update.status, at: update.at };
@@ -319,7 +322,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
    */
   async function putNewMessage(accountId: string, msg: WAMessage, message: Message, marks: MessageMarks, chat: ChatChange) {
     if (!message.fromMe) return { stored: await chats.putMessageIfAbsent(accountId, message, marks, chat), moves: [] };
-    const key = `${accountId}\n${message.messageId}`;
+    const key = statusKey(accountId, message.messageId);
     let early: EarlyGroupReceipts | undefined;
     const result = await statusLocks.run(key, async () => {
       early = earlyGroupReceipts.get(key);
@@ -348,7 +351,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     receipt: GroupReceipt,
     recipients: () => Promise<GroupRecipients | undefined>,
   ) {
-    const key = `${accountId}\n${receipt.messageId}`;
+    const key = statusKey(accountId, receipt.messageId);
     return statusLocks.run(key, async () => {
       const sets = await addGroupReceipt(table, accountId, receipt.messageId, receipt.kind, receipt.userJid);
       if (!sets) {
@@ -614,7 +617,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     },
     handleGroupReceipts: applyGroupReceipts,
     settleInterruptedSend(accountId, messageId, reason) {
-      const key = `${accountId}\n${messageId}`;
+      const key = statusKey(accountId, messageId);
       return statusLocks.run(key, () => interruptedSends.settle(key, accountId, messageId, reason));
     },
   };
