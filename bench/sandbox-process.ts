@@ -5,7 +5,7 @@ import type { SandboxDescriptor } from '../sandbox/index.js';
 interface SandboxProcess {
   descriptor: SandboxDescriptor;
   /** The settings that point a connector at it. */
-  env: { WA_WS_URL: string; WA_ROOT_PUBLIC_KEY: string; WA_MEDIA_CA_FILE: string };
+  env: { WA_WS_URL: string; WA_ROOT_PUBLIC_KEY: string; WA_MEDIA_CA_FILE: string; WA_VERSION_URL: string };
   pid: number;
   stop: () => Promise<void>;
 }
@@ -26,7 +26,12 @@ export async function startSandboxProcess(): Promise<SandboxProcess> {
   const descriptor = JSON.parse(firstLine) as SandboxDescriptor;
   return {
     descriptor,
-    env: { WA_WS_URL: descriptor.wsUrl, WA_ROOT_PUBLIC_KEY: descriptor.rootPublicKey, WA_MEDIA_CA_FILE: descriptor.mediaCaFile },
+    env: {
+      WA_WS_URL: descriptor.wsUrl,
+      WA_ROOT_PUBLIC_KEY: descriptor.rootPublicKey,
+      WA_MEDIA_CA_FILE: descriptor.mediaCaFile,
+      WA_VERSION_URL: descriptor.versionUrl,
+    },
     pid: child.pid ?? -1,
     stop: () =>
       new Promise((resolve) => {

@@ -28,6 +28,8 @@ import type { InboundHandlers } from './session/event-dispatcher.js';
 import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
 import { startWebhookDelivery } from './webhooks/delivery-worker.js';
+import { WaVersionKeeper } from './wa-version/wa-version-keeper.js';
+import { waVersionSourcesFrom } from './wa-version/sources.js';
 
 export interface ConnectorDeps {
   config: Config;
@@ -92,6 +94,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     sqs: clients.sqs,
     webhookQueueUrl: () => queues.webhookQueueUrl(),
     eventLoopBusyShare: () => idleCollector?.busyShare,
+    waVersion: () => waVersion.current(),
   });
   const inbound = metrics.wrapInbound(deps.inbound ?? lazyInboundPipeline({ config, clients, logger, queues }));
   const timing: OwnershipTiming = {
@@ -119,6 +122,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   // Every connector's running accounts per shard, from the ownership scan's listing: what the
   // shard balancer evens out (docs/design.md, Scale-out).
   let weights: number[] | undefined;
+  // Before any socket: every socket announces the version it resolves.
+  const waVersion = await WaVersionKeeper.start({ table, logger, ...waVersionSourcesFrom(config, network.mode) });
   const registry = new SessionRegistry({
     table,
     network,
@@ -127,6 +132,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     logger,
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
     events: sessionEvents(queues, logger),
+    waVersion,
     isMine,
     onRunningListed: (accountIds) => {
       weights = accountsPerShard(accountIds, shardCount);
@@ -224,6 +230,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
         // Before anything that waits (the consumer's long poll, commands in flight): a reconnect
         // firing during that wait would open a new socket in a process that is going away.
         registry.haltReconnects();
+        waVersion.stop();
         // Each shard: its commands stop, its sockets close, its leases go; then the heartbeat
         // that held them.
         await Promise.all([shards.stop(), webhooks?.stop()]);

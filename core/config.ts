@@ -10,6 +10,7 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
 const optionalPort = z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional());
+const optionalHttpUrl = z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional());
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 export const configSchema = z.object({
@@ -160,6 +161,28 @@ export const configSchema = z.object({
     )
     .describe("The sandbox's root public key (64 hex chars)"),
   WA_MEDIA_CA_FILE: optionalString.describe("PEM file of the CA of the sandbox's HTTPS media host"),
+
+  /**
+   * The WhatsApp Web version sockets announce (connector/wa-version/): resolved at start and every
+   * 6 h from WA_VERSION_URL (WhatsApp Web's `sw.js`), else the version Baileys publishes, else the
+   * one pinned in the package; WA_VERSION pins it by hand. Against a sandbox nothing is fetched from
+   * the internet: only the URLs given here are read.
+   */
+  WA_VERSION: z
+    .preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .regex(/^\d{1,4}\.\d{1,6}\.\d{1,12}$/, 'must look like 2.3000.1234567')
+        .optional(),
+    )
+    .describe('Pins the WhatsApp Web version sockets announce (e.g. `2.3000.1234567`); unset: resolved at run time'),
+  WA_VERSION_URL: optionalHttpUrl.describe(
+    "Where the current WhatsApp Web version is read (a page carrying `client_revision`, as WhatsApp Web's `sw.js` does); unset: `https://web.whatsapp.com/sw.js`, or nothing against a sandbox (`npm start -- --sandbox` points it at the sandbox's)",
+  ),
+  WA_VERSION_PUBLISHED_URL: optionalHttpUrl.describe(
+    'The fallback: a source file carrying `const version = [2, 3000, n]`, as the WhatsApp library the connector runs publishes its defaults; unset: that file on GitHub, or nothing against a sandbox',
+  ),
 
   /**
    * `sandbox`: `npm start` runs the offline sandbox network in its own process and fills in the

@@ -130,6 +130,9 @@ export const webhookKey = (url: string, accountId?: string): Key => ({
   sk: accountId === undefined ? `URL#${url}` : `${accountWebhooksPrefix(accountId)}${url}`,
 });
 
+/** The WhatsApp Web version the connectors resolved (core/store/wa-version.ts): one item for the deployment. */
+export const WA_VERSION_KEY: Key = { pk: 'WAVERSION', sk: 'CURRENT' };
+
 export const leaseKey = (accountId: string): Key => ({ pk: `LEASE#${accountId}`, sk: 'LEASE' });
 /** Scale-out: one partition each for the connectors' heartbeats and the shard leases, read with one Query. */
 export const CONNECTORS_PARTITION = 'CONNECTORS';

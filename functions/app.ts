@@ -47,7 +47,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.onError(handleError);
   app.notFound((c) => c.json({ ok: false, error: 'Not found' }, 404));
 
-  app.route('/', healthRoutes());
+  app.route('/', healthRoutes(services));
   app.route('/', accountRoutes(services));
   app.route('/', connectionRoutes(services));
   // Every send route answers an unknown account with 404 before its body is read or judged.

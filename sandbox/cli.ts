@@ -37,6 +37,7 @@ process.stdout.write(
     `WA_WS_URL=${descriptor.wsUrl}`,
     `WA_ROOT_PUBLIC_KEY=${descriptor.rootPublicKey}`,
     `WA_MEDIA_CA_FILE=${descriptor.mediaCaFile}`,
+    `WA_VERSION_URL=${descriptor.versionUrl}`,
     `# control API: ${descriptor.controlUrl}`,
     '',
   ].join('\n'),

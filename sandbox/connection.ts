@@ -111,6 +111,11 @@ export class Connection implements DeviceConnection {
     this.state = payload.devicePairingData ? 'pairing' : 'open';
     await new Promise((resolve) => setTimeout(resolve, FIRST_FRAME_DELAY_MS));
     if ((this.state as State) === 'closed') return;
+    // WhatsApp judges the announced version before anything else, for a login and a registration alike.
+    if (!this.core.clientVersions.admit(payload)) {
+      this.kick({ tag: 'failure', attrs: { reason: '405', location: 'sandbox' } });
+      return;
+    }
     if (payload.devicePairingData) this.startPairing(result.clientStatic, payload.devicePairingData);
     else this.login(result.clientStatic, payload);
   }

@@ -7,6 +7,7 @@ import { lidJid, pnJid } from './network/jids.js';
 import type { Account } from './network/model.js';
 import { kickAllDevices, kickDevice, KICK_KINDS } from './kicks.js';
 import { findReceived, sendPhoneReceipts, type PhoneReceiptType } from './phone/receipts.js';
+import { parseWaVersion } from '../core/wa-version.js';
 
 const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
 const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
@@ -14,6 +15,8 @@ const scanSchema = z.object({ phone: phoneSchema, qr: z.string().min(1).max(2000
 const pairSchema = z.object({ phone: phoneSchema, code: z.string().min(1).max(20) });
 const sendSchema = z.object({ to: z.string().min(1).max(100), text: z.string().min(1).max(65_536) });
 const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999).optional(), kind: z.enum(KICK_KINDS) });
+const versionText = z.string().refine((text) => parseWaVersion(text) !== undefined, 'must look like 2.3000.1234567');
+const versionSchema = z.object({ current: versionText.optional(), minimum: versionText.nullable().optional() });
 const phoneReceiptSchema = z.object({
   messageIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
   chatJid: z.string().min(1).max(100).optional(),
@@ -58,7 +61,7 @@ function describe(core: SandboxCore, account: Account) {
   };
 }
 
-/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, kicks, health. */
+/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, kicks, client versions, health. */
 export function createControlApi(core: SandboxCore): Hono {
   const app = new Hono();
 
@@ -137,6 +140,18 @@ export function createControlApi(core: SandboxCore): Hono {
       devices,
     });
   });
+
+  /** The client versions the network accepts: `minimum` (null: any), `current` (what `/sw.js` serves), what each device announced, refusals. */
+  app.get('/version', (c) => c.json(core.clientVersions.describe()));
+  app.put('/version', async (c) => {
+    const { current, minimum } = await body(c, versionSchema);
+    const versions = core.clientVersions;
+    if (current) versions.current = parseWaVersion(current) ?? versions.current;
+    if (minimum !== undefined) versions.minimum = minimum === null ? undefined : parseWaVersion(minimum);
+    return c.json(versions.describe());
+  });
+  /** As WhatsApp Web serves its service worker: where a client reads the current revision. */
+  app.get('/sw.js', (c) => c.body(core.clientVersions.swJs(), 200, { 'content-type': 'text/javascript; charset=utf-8' }));
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
   app.onError((err, c) => {

@@ -11,6 +11,8 @@ import { bytes, child, iqError, iqResult, SERVER_JID } from './handlers/context.
 import { normalizeCode, openKeyBundle, unwrapEphemeral, wrapEphemeral } from './phone/code-pairing.js';
 import { randomBytes } from 'node:crypto';
 import { Curve, type BinaryNode } from '@whiskeysockets/baileys';
+import { ClientVersions } from './client-version.js';
+import type { WaVersion } from '../core/wa-version.js';
 
 const SIGN_TIMEOUT_MS = 15_000;
 const KNOWN_ACCOUNTS_LIMIT = 500;
@@ -21,9 +23,11 @@ export class SandboxCore {
   readonly phones: Phones;
   readonly pairing = new PairingRegistry();
   readonly certChain: Uint8Array;
+  readonly clientVersions: ClientVersions;
 
-  constructor(noiseKeys: NoiseKeys, logger: Logger, onChange: () => void, addressing: Addressing = 'pn') {
+  constructor(noiseKeys: NoiseKeys, logger: Logger, onChange: () => void, addressing: Addressing = 'pn', minimumClientVersion?: WaVersion) {
     this.network = new Network(noiseKeys, logger, onChange, addressing);
+    this.clientVersions = new ClientVersions(minimumClientVersion);
     this.phones = new Phones(this.network);
     this.certChain = buildCertChain(noiseKeys);
   }

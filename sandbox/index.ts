@@ -13,6 +13,7 @@ import { createSandboxLogger, type Logger } from './log.js';
 import { startMediaHost } from './media-host.js';
 import { Persistence, type Snapshot } from './persistence.js';
 import { listenLocal } from './listen.js';
+import type { WaVersion } from '../core/wa-version.js';
 
 export interface SandboxOptions {
   /** WebSocket chat port; 0 = any free port. */
@@ -31,6 +32,8 @@ export interface SandboxOptions {
    * `sender_pn`, as WhatsApp increasingly delivers.
    */
   addressing?: Addressing;
+  /** Logins announcing an older app version are refused with a 405 (the control API's `PUT /version` changes it). */
+  minimumClientVersion?: WaVersion;
   /** Where to also write the descriptor as JSON; default `dataDir/sandbox.json` when there is a dataDir. */
   descriptorFile?: string;
   logger?: Logger;
@@ -43,6 +46,8 @@ export interface SandboxDescriptor {
   rootPublicKey: string;
   mediaCaFile: string;
   controlUrl: string;
+  /** The network's current client version as WhatsApp Web's `sw.js` carries it: the gateway's WA_VERSION_URL. */
+  versionUrl: string;
 }
 
 export interface RunningSandbox {
@@ -64,7 +69,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const anyPortIfTaken = !!previousPorts;
   let persistence: Persistence | undefined;
   let ports: Snapshot['ports'];
-  const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule(), options.addressing);
+  const core = new SandboxCore(noiseKeys, logger, () => persistence?.schedule(), options.addressing, options.minimumClientVersion);
   for (const account of restored?.accounts ?? []) core.network.accounts.add(account);
   for (const group of restored?.groups ?? []) core.network.groups.add(group);
   if (options.dataDir) {
@@ -118,6 +123,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     rootPublicKey: noiseKeys.root.public.toString('hex'),
     mediaCaFile,
     controlUrl: `http://127.0.0.1:${controlPort}`,
+    versionUrl: `http://127.0.0.1:${controlPort}/sw.js`,
   };
   const descriptorFile = options.descriptorFile ?? (options.dataDir ? join(options.dataDir, 'sandbox.json') : undefined);
   if (descriptorFile) writeFileSync(descriptorFile, `${JSON.stringify(descriptor, null, 2)}\n`);

@@ -2,6 +2,7 @@ import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cacheSizes, type CacheSize } from '../../core/bounded-cache.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
+import { waVersionText, type WaVersion, type WaVersionSource } from '../../core/wa-version.js';
 import type { CommandHandlers, CommandOutcome } from '../commands/outcome.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
 import type { WAMessage } from '@whiskeysockets/baileys';
@@ -15,6 +16,8 @@ export interface MetricSources {
   webhookQueueUrl(): Promise<string>;
   /** The event loop's busy share over the idle collector's last span, when it runs. */
   eventLoopBusyShare?(): number | undefined;
+  /** The WhatsApp Web version the sockets announce, and where it came from. */
+  waVersion?(): { version: WaVersion; source: WaVersionSource };
 }
 
 /** Baileys' stub type of a message it could not decrypt (WAMessageStubType.CIPHERTEXT). */
@@ -116,6 +119,17 @@ export class ConnectorMetrics {
           for (const [cache, size] of Object.entries(cacheSizes())) this.set({ cache }, read(size));
         },
       });
+    new Gauge({
+      name: 'wa_version_info',
+      help: 'The WhatsApp Web version new sockets announce (label version) and where it came from (source: live, published, pinned, setting); always 1',
+      labelNames: ['version', 'source'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const current = sources.waVersion?.();
+        if (current) this.set({ version: waVersionText(current.version), source: current.source }, 1);
+      },
+    });
     cacheGauge('wa_cache_entries', 'Entries held by the bounded caches of a name', (size) => size.entries);
     cacheGauge('wa_cache_max_entries', 'Bound on the entries of the caches of a name', (size) => size.maxEntries);
     cacheGauge('wa_cache_instances', 'Bounded caches alive under a name (e.g. one per account)', (size) => size.instances);

@@ -15,6 +15,8 @@ import { SerialQueue } from '../../core/serial.js';
 import { updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
+import { waVersionText, type WaVersion } from '../../core/wa-version.js';
+import type { WaVersionKeeper } from '../wa-version/wa-version-keeper.js';
 import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
 import { Inbox } from '../inbound/inbox.js';
 import { replayInbox } from '../inbound/inbox-replay.js';
@@ -49,6 +51,8 @@ export interface AccountSessionDeps {
   events: SessionEvents;
   /** The account's status when the session was made: the `previousStatus` of its first change. */
   recordedStatus: AccountStatus;
+  /** The WhatsApp Web version each socket announces, and a newer one after WhatsApp refused it. */
+  waVersion: Pick<WaVersionKeeper, 'current' | 'newerThan'>;
 }
 
 /** The status a stopped session leaves on the account, and why. */
@@ -87,6 +91,8 @@ const DRAIN_TIMEOUT_MS = 15_000;
 const INBOX_REPLAY_EVERY_MS = 5 * 60_000;
 const OWN_SENDS_LIMIT = 5_000;
 const OWN_SENDS_TTL_MS = 10 * 60_000;
+/** While WhatsApp keeps refusing the version and no newer one is found, one warn line per account this often. */
+const VERSION_REFUSED_WARN_EVERY_MS = 60 * 60_000;
 
 const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
   const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
@@ -121,6 +127,11 @@ export class AccountSession {
   private auth: DynamoAuthState | undefined;
   private failures = 0;
   private qrRounds = 0;
+  /** The version the current socket announced. */
+  private announcedVersion: WaVersion | undefined;
+  /** Logins refused for their version since the last one that succeeded. */
+  private refusedLogins = 0;
+  private lastVersionWarnAt = Number.NEGATIVE_INFINITY;
   /** When the current socket showed its first QR: the start of its link phase. */
   private linkPhaseStartedAt: number | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -361,9 +372,12 @@ export class AccountSession {
     if (!auth || isWindingDown(this.lifecycle)) return;
     this.linkPhaseStartedAt = undefined;
     const durable = durableDecryption((part) => this.inbox.record(part));
+    const version = this.deps.waVersion.current().version;
+    this.announcedVersion = version;
     const sock = makeWASocket({
       ...this.deps.network.socket,
       ...this.socketCaches,
+      version: [...version],
       auth: auth.state,
       logger: this.log.child({ component: 'baileys' }, { level: this.log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
       browser: Browsers.ubuntu('Chrome'),
@@ -447,6 +461,7 @@ export class AccountSession {
     if (update.connection === 'open' && canMove(this.lifecycle, 'connected')) {
       this.failures = 0;
       this.qrRounds = 0;
+      this.refusedLogins = 0;
       this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
       this.replayInbox();
       await this.move('connected', { reason: 'connected' });
@@ -467,7 +482,10 @@ export class AccountSession {
     const reason = closeReason(statusCode, linked);
     if (this.lifecycle === 'awaiting_scan') this.qrRounds += 1;
     this.log.info({ statusCode, decision: decision.kind, reason }, 'connection closed');
-    if (this.lifecycle === 'halted' && (decision.kind === 'restart_now' || decision.kind === 'retry_later')) {
+    if (
+      this.lifecycle === 'halted' &&
+      (decision.kind === 'restart_now' || decision.kind === 'retry_later' || decision.kind === 'version_refused')
+    ) {
       this.log.info('not reconnecting: the connector is stopping');
       return;
     }
@@ -493,6 +511,9 @@ export class AccountSession {
         this.log.warn({ reason }, 'logged out by the phone: credentials cleared, connect to link again');
         this.deps.onEnded(this.accountId, 'logged_out');
         return;
+      case 'version_refused':
+        await this.loginAgainAfterRefusal(linked, reason, decision.delayMs);
+        return;
       case 'give_up_qr':
         await this.move('stopped', { reason: 'qr_timeout', status: 'not_started' });
         this.log.warn('QR was not scanned in time: connect again for a new QR');
@@ -502,13 +523,44 @@ export class AccountSession {
   }
 
   /**
+   * WhatsApp refused the announced version (405, `client_too_old`). Reported on the account (event
+   * and `lastDisconnect`) for the first refusal of a run even when the status stays
+   * `reconnecting`; then the login is tried again at once with a newer version when the keeper
+   * finds one, else after `delayMs` (the drop backoff), with one warn line an hour.
+   */
+  private async loginAgainAfterRefusal(linked: boolean, reason: StatusReason, delayMs: number): Promise<void> {
+    this.refusedLogins += 1;
+    this.failures += 1;
+    const refused = this.announcedVersion ?? this.deps.waVersion.current().version;
+    await this.move(linked ? 'reconnecting' : 'connecting', { reason, report: this.refusedLogins === 1 });
+    const newer = await this.deps.waVersion.newerThan(refused);
+    if (isWindingDown(this.lifecycle)) return;
+    if (newer) {
+      this.log.info(
+        { refused: waVersionText(refused), version: waVersionText(newer) },
+        'WhatsApp refused the version: logging in with a newer one',
+      );
+      this.openSocket();
+      return;
+    }
+    const at = Date.now();
+    const line = { refused: waVersionText(refused), refusedLogins: this.refusedLogins, delayMs };
+    if (at - this.lastVersionWarnAt >= VERSION_REFUSED_WARN_EVERY_MS) {
+      this.lastVersionWarnAt = at;
+      this.log.warn(line, 'WhatsApp refuses the version and no newer one is found: retrying (docs/connector.md, "When WhatsApp moves")');
+    } else this.log.info(line, 'WhatsApp refused the version again: retrying');
+    this.reconnectTimer = setTimeout(() => this.openSocket(), delayMs);
+  }
+
+  /**
    * The single place the session moves, and so the single place the account's status changes:
    * the move is checked against lifecycle.ts, the status kept in memory, logged, emitted as one
    * `session.status` event when it changed (with `lastDisconnect` when the reason is a
    * disconnect), and written to the store in order. `status` is for the lifecycles that keep
-   * the status they had (`stopped`, `halted`): written when given.
+   * the status they had (`stopped`, `halted`): written when given. `report`: event and
+   * `lastDisconnect` even when the status stays (a refused version).
    */
-  private move(next: Lifecycle, change: { reason?: StatusReason; status?: AccountStatus } = {}): Promise<void> {
+  private move(next: Lifecycle, change: { reason?: StatusReason; status?: AccountStatus; report?: boolean } = {}): Promise<void> {
     if (!canMove(this.lifecycle, next)) {
       this.log.warn({ from: this.lifecycle, to: next }, 'session move refused');
       return Promise.resolve();
@@ -523,7 +575,7 @@ export class AccountSession {
     }
     const { status, hasQR } = target;
     const previousStatus = this.currentStatus;
-    const changed = status !== previousStatus;
+    const changed = status !== previousStatus || change.report === true;
     // A stop without a status (lease lost, shutdown) leaves the QR to expire: the account's next owner may show its own.
     const qrWithdrawn = this.currentHasQr && !hasQR;
     this.currentStatus = status;

@@ -13,7 +13,18 @@ export type ReconnectDecision =
   /** The phone unlinked this device (or the account is barred): creds are void. */
   | { kind: 'logged_out' }
   /** Nobody scanned the QR in time, several times over: stop asking. */
-  | { kind: 'give_up_qr' };
+  | { kind: 'give_up_qr' }
+  /**
+   * WhatsApp refused the version the socket announced (405): log in again at once with a newer
+   * one when one is found, else after `delayMs` like a drop.
+   */
+  | { kind: 'version_refused'; delayMs: number };
+
+/**
+ * `<failure reason="405"/>` at login: WhatsApp no longer accepts the client's version
+ * (`client_too_old`). Baileys has no name for it; it reports the failure's reason as the code.
+ */
+const CLIENT_TOO_OLD = 405;
 
 const BASE_RECONNECT_DELAY_MS = 5_000;
 const MAX_RECONNECT_DELAY_MS = 60_000;
@@ -45,6 +56,8 @@ export function decideAfterClose(context: CloseContext): ReconnectDecision {
     case DisconnectReason.loggedOut:
     case DisconnectReason.forbidden:
       return { kind: 'logged_out' };
+    case CLIENT_TOO_OLD:
+      return { kind: 'version_refused', delayMs: reconnectDelay(failures, random) };
     case DisconnectReason.timedOut:
       // Before linking, 408 means the QR codes ran out; after, a lost connection.
       if (!linked && qrRounds + 1 >= MAX_QR_ROUNDS) return { kind: 'give_up_qr' };
@@ -63,7 +76,7 @@ export function decideAfterClose(context: CloseContext): ReconnectDecision {
  * The `reason` a close gives the account's status (docs/webhooks.md). Baileys turns
  * `<stream:error code="515">` into 515, `<stream:error><conflict type="replaced"/>` into 440,
  * `<stream:error code="401"><conflict type="device_removed"/>` into 401 and
- * `<failure reason="403"/>` into 403; a socket that closed or timed out without a stanza gives
+ * `<failure reason="403"/>` into 403 and `<failure reason="405"/>` into 405; a socket that closed or timed out without a stanza gives
  * 428 or 408.
  */
 export function closeReason(statusCode: number | undefined, linked: boolean): StatusReason {
@@ -76,6 +89,8 @@ export function closeReason(statusCode: number | undefined, linked: boolean): St
       return 'removed_by_whatsapp';
     case DisconnectReason.connectionReplaced:
       return 'replaced';
+    case CLIENT_TOO_OLD:
+      return 'client_too_old';
     case DisconnectReason.timedOut:
       // Before linking, 408 means the QR codes ran out.
       return linked ? 'connection_lost' : 'qr_timeout';

@@ -10,6 +10,7 @@ import type { AccountSession, FinalStatus, SessionEndReason, StartReason } from 
 import { loadAccountSession } from './load-account-session.js';
 import type { InboundHandlers } from './event-dispatcher.js';
 import type { SessionEvents } from './session-events.js';
+import type { WaVersionKeeper } from '../wa-version/wa-version-keeper.js';
 
 export interface SessionRegistryDeps {
   table: Table;
@@ -19,6 +20,8 @@ export interface SessionRegistryDeps {
   logger: Logger;
   printTerminalQr: (text: string) => void;
   events: SessionEvents;
+  /** The WhatsApp Web version the sessions announce. */
+  waVersion: WaVersionKeeper;
   /** Scale-out: whether the account's shard is this connector's (unset: every account is). */
   isMine?: (accountId: string) => boolean;
   /** Each scan's accounts that should run, every connector's (scale-out balances by them). */
@@ -141,6 +144,7 @@ export class SessionRegistry {
         events: this.deps.events,
         // A `connect` follows the route's write of `connecting`: the session's status changes count from there.
         recordedStatus: reason === 'connect' ? 'connecting' : account.status,
+        waVersion: this.deps.waVersion,
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
       this.sessions.set(accountId, session);

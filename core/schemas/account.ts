@@ -17,6 +17,7 @@ const statusReasonSchema = z.enum([
   'connection_lost',
   'restart_required',
   'stopped',
+  'client_too_old',
 ]);
 export type StatusReason = z.infer<typeof statusReasonSchema>;
 

@@ -6,12 +6,12 @@ import { startSandbox, type RunningSandbox } from '../../sandbox/index.js';
 /**
  * The sandbox WhatsApp network inside `npm start -- --sandbox`: its state under
  * DATA_DIR/sandbox (links survive restarts), its descriptor in DATA_DIR/sandbox.json, and the
- * three WA_* settings that point the connector at it.
+ * three WA_* settings that point the connector at it, with WA_VERSION_URL at its `sw.js`.
  */
 export interface LocalSandbox {
   sandbox: RunningSandbox;
-  /** WA_WS_URL, WA_ROOT_PUBLIC_KEY and WA_MEDIA_CA_FILE, ready to merge into the stack's env. */
-  env: Record<'WA_WS_URL' | 'WA_ROOT_PUBLIC_KEY' | 'WA_MEDIA_CA_FILE', string>;
+  /** WA_WS_URL, WA_ROOT_PUBLIC_KEY, WA_MEDIA_CA_FILE and WA_VERSION_URL, ready to merge into the stack's env. */
+  env: Record<'WA_WS_URL' | 'WA_ROOT_PUBLIC_KEY' | 'WA_MEDIA_CA_FILE' | 'WA_VERSION_URL', string>;
 }
 
 /**
@@ -33,6 +33,8 @@ export async function startLocalSandbox(
   dataDir: string,
   logger: Logger,
   ports = DEFAULT_SANDBOX_PORTS as { chat: number; control: number; media: number },
+  /** WA_VERSION_URL as configured: kept when given, else the sandbox's `sw.js`. */
+  versionUrl?: string,
 ): Promise<LocalSandbox> {
   const common = {
     dataDir: resolve(dataDir, 'sandbox'),
@@ -54,6 +56,7 @@ export async function startLocalSandbox(
       WA_WS_URL: descriptor.wsUrl,
       WA_ROOT_PUBLIC_KEY: descriptor.rootPublicKey,
       WA_MEDIA_CA_FILE: descriptor.mediaCaFile,
+      WA_VERSION_URL: versionUrl ?? descriptor.versionUrl,
     },
   };
 }

@@ -78,7 +78,7 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env,
       const sandboxLogger = logger.child({ component: 'sandbox' });
       // The sandbox reports only trouble unless asked (as `npm run sandbox` does).
       sandboxLogger.level = config.SANDBOX_LOG_LEVEL;
-      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(config));
+      sandbox = await startLocalSandbox(config.DATA_DIR, sandboxLogger, sandboxPortsFrom(config), config.WA_VERSION_URL);
       started('sandbox', () => sandbox!.sandbox.stop());
       config = { ...config, ...sandbox.env };
       logger.info({ controlUrl: sandbox.sandbox.descriptor.controlUrl, wsUrl: sandbox.env.WA_WS_URL }, 'sandbox network started');

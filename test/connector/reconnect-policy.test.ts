@@ -35,6 +35,14 @@ describe('what a session does after its socket closed', () => {
     expect(decideAfterClose({ ...unlinked, qrRounds: MAX_QR_ROUNDS - 1 })).toEqual({ kind: 'give_up_qr' });
   });
 
+  it('405 at login (the version is too old): log in again, after the drop backoff unless a newer version is found', () => {
+    expect(decideAfterClose({ ...base, statusCode: 405 })).toEqual({ kind: 'version_refused', delayMs: 5_000 });
+    expect(decideAfterClose({ ...base, failures: 2, linked: false, statusCode: 405 })).toEqual({
+      kind: 'version_refused',
+      delayMs: 20_000,
+    });
+  });
+
   it('a timeout of a linked device is a drop, not a QR expiry', () => {
     expect(decideAfterClose({ ...base, qrRounds: 10, statusCode: DisconnectReason.timedOut }).kind).toBe('retry_later');
   });
@@ -50,6 +58,8 @@ describe('the reason a close gives the account status', () => {
     [DisconnectReason.timedOut, true, 'connection_lost'],
     [DisconnectReason.timedOut, false, 'qr_timeout'],
     [DisconnectReason.badSession, true, 'connection_lost'],
+    [405, true, 'client_too_old'],
+    [405, false, 'client_too_old'],
     [undefined, true, 'connection_lost'],
   ] as const)('%s (linked: %s): %s', (statusCode, linked, reason) => {
     expect(closeReason(statusCode, linked)).toBe(reason);

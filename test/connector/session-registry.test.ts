@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lazyInboundPipeline } from '../../connector/lazy-inbound.js';
 import { networkOptionsFrom } from '../../connector/network-options.js';
 import { Ownership } from '../../connector/ownership/ownership.js';
@@ -7,6 +7,7 @@ import { sessionEvents } from '../../connector/session/session-events.js';
 import { createAccount } from '../../core/store/accounts.js';
 import { findLease } from '../../core/store/leases.js';
 import { registerHeartbeat } from '../../core/store/heartbeats.js';
+import { WaVersionKeeper } from '../../connector/wa-version/wa-version-keeper.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 /**
@@ -22,7 +23,12 @@ describe('session registry: a start that loses its shard or meets a shutdown mid
   const timing = { leaseTtlMs: 30_000, renewEveryMs: 10_000, scanEveryMs: 60_000 };
   const holder: { epoch: string | undefined } = { epoch: 'epoch-1' };
   const ownership = () => new Ownership(ctx.table, 'registry-test:1:aa', timing, holder);
-  beforeAll(() => registerHeartbeat(ctx.table, 'registry-test:1:aa', 'epoch-1', timing.leaseTtlMs));
+  let waVersion: WaVersionKeeper;
+  beforeAll(async () => {
+    await registerHeartbeat(ctx.table, 'registry-test:1:aa', 'epoch-1', timing.leaseTtlMs);
+    waVersion = await WaVersionKeeper.start({ table: ctx.table, logger: silentLogger });
+  });
+  afterAll(() => waVersion.stop());
 
   function registry(isMine: (accountId: string) => boolean, own = ownership()) {
     const { config, clients } = ctx.stack;
@@ -34,6 +40,7 @@ describe('session registry: a start that loses its shard or meets a shutdown mid
       logger: silentLogger,
       printTerminalQr: () => undefined,
       events: sessionEvents(ctx.queues, silentLogger),
+      waVersion,
       isMine,
     });
   }

@@ -38,10 +38,24 @@ describe('sandbox: control API input and hostile frames', () => {
     ['malformed QR', 'POST', '/scan', JSON.stringify({ phone: '15550007001', qr: 'not a qr' })],
     ['missing text', 'POST', '/phones/15550007001/messages', JSON.stringify({ to: '15550007001@s.whatsapp.net' })],
     ['unknown kick kind', 'POST', '/kick', JSON.stringify({ phone: '15550007001', device: 1, kind: 'explode' })],
+    ['a minimum that is not a version', 'PUT', '/version', JSON.stringify({ minimum: '2.3000' })],
+    ['a current version that is not one', 'PUT', '/version', JSON.stringify({ current: 'latest' })],
   ])('%s: 400 with a JSON error', async (_name, method, path, body) => {
     const res = await call(method, path, body);
     expect(res.status).toBe(400);
     expect(typeof res.json.error).toBe('string');
+  });
+
+  it('client versions: /sw.js carries the current revision as WhatsApp Web does; PUT /version moves it and the minimum', async () => {
+    const before = await call('GET', '/version');
+    expect(before.json).toMatchObject({ minimum: null, current: expect.stringMatching(/^2\.3000\.\d+$/) });
+    const moved = await call('PUT', '/version', JSON.stringify({ current: '2.3000.1999999999', minimum: '2.3000.1999999000' }));
+    expect(moved.json).toMatchObject({ current: '2.3000.1999999999', minimum: '2.3000.1999999000' });
+    const sw = await fetch(`${sandbox.descriptor.controlUrl}/sw.js`);
+    expect(sw.headers.get('content-type')).toMatch(/javascript/);
+    expect(await sw.text()).toContain('\\"client_revision\\":1999999999');
+    expect(sandbox.descriptor.versionUrl).toBe(`${sandbox.descriptor.controlUrl}/sw.js`);
+    expect((await call('PUT', '/version', JSON.stringify({ minimum: null }))).json).toMatchObject({ minimum: null, swJsServed: 1 });
   });
 
   it.each([

@@ -74,6 +74,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
     WA_WS_URL: descriptor.wsUrl,
     WA_ROOT_PUBLIC_KEY: descriptor.rootPublicKey,
     WA_MEDIA_CA_FILE: descriptor.mediaCaFile,
+    WA_VERSION_URL: descriptor.versionUrl,
   };
   const stack = await startTestStack({ overrides: { ...sandboxEnv, ...options.overrides } });
   const table = tableOf(stack.config, stack.clients);

@@ -2,7 +2,8 @@ import type { Undelivered } from '../../../sandbox/network/network.js';
 
 /**
  * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
- * QR scans, messages sent from a phone (device 0), the phone's inbox and its read/played receipts, kicks.
+ * QR scans, messages sent from a phone (device 0), the phone's inbox and its read/played receipts, kicks,
+ * client versions.
  */
 interface PhoneInboxMessage {
   id?: string;
@@ -27,6 +28,18 @@ export interface SandboxControl {
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
   /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
   undelivered(): Promise<Undelivered>;
+  /** The client versions the network accepts, what each device (`<phone>.<device>`) announced, the logins refused. */
+  versions(): Promise<SandboxVersions>;
+  /** Moves WhatsApp: the version `/sw.js` serves and the minimum a login must announce (null: any). */
+  setVersions(change: { current?: string; minimum?: string | null }): Promise<SandboxVersions>;
+}
+
+interface SandboxVersions {
+  current: string;
+  minimum: string | null;
+  swJsServed: number;
+  announced: Record<string, string>;
+  refused: Record<string, number>;
 }
 
 export function sandboxControl(controlUrl: string): SandboxControl {
@@ -57,5 +70,7 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
     undelivered: async () => (await call<{ undelivered: Undelivered }>('GET', '/health')).undelivered,
+    versions: () => call('GET', '/version'),
+    setVersions: (change) => call('PUT', '/version', change),
   };
 }
