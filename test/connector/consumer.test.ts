@@ -9,7 +9,7 @@ import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
 import { done, notOurs, retryLater } from '../../connector/commands/outcome.js';
 import { handlersFrom } from '../support/command-handlers.js';
-import { waitFor } from '../support/wait.js';
+import { simulatedDelay, waitFor } from '../support/wait.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -66,7 +66,8 @@ describe('command consumer', { timeout: 120_000 }, () => {
       handlers: handlersFrom(async (command) => {
         if (running.has(command.accountId)) overlaps += 1;
         running.add(command.accountId);
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        // A command that takes a while: time for a second one of its account to start meanwhile, were the consumer to allow it.
+        await simulatedDelay(30);
         (order[command.accountId] ??= []).push(command.type === 'send_text' ? command.payload.text : command.type);
         running.delete(command.accountId);
         return done('ok');
@@ -198,7 +199,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
     // Longer than the 10 s a held command is invisible for without its heartbeat.
     const handler = handlersFrom(async (command) => {
       runs.push(textOf(command));
-      await new Promise((resolve) => setTimeout(resolve, 14_000));
+      await simulatedDelay(14_000);
       return done('ok');
     });
     const consumers = [1, 2].map(() => startCommandConsumer({ queues: t.queues, logger: silentLogger, waitSeconds: 1, handlers: handler }));
@@ -220,8 +221,16 @@ describe('command consumer', { timeout: 120_000 }, () => {
       return done('ok');
     });
     // The default wait: SQS's longest.
-    const first = startCommandConsumer({ queues: t.queues, logger: silentLogger, handlers });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    let receives = 0;
+    const counted: typeof t.queues = {
+      ...t.queues,
+      receiveCommands: (...args) => {
+        receives += 1;
+        return t.queues.receiveCommands(...args);
+      },
+    };
+    const first = startCommandConsumer({ queues: counted, logger: silentLogger, handlers });
+    await waitFor('the first receive to be out', () => receives >= 1);
     const stopStarted = performance.now();
     await first.stop();
     // Without the wake-up the stop waits for the receive out, up to its 20 s.

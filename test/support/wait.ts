@@ -26,3 +26,11 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * A delay that is part of a scenario, not a wait: a handler or a receiver that is slow on
+ * purpose, a client that paces its requests. To wait for something to happen, use waitFor.
+ */
+export function simulatedDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
