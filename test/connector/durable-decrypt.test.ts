@@ -76,6 +76,14 @@ describe('durable decryption', () => {
       return write.promise;
     });
     ws.emit('CB:message', stanza('MSG1', { from: SENDER, notify: 'Bob' }, [{ tag: 'enc', attrs: { v: '2', type }, content: ciphertext }]));
+    // The same message to another receiver, whose record is stored at once: the yardstick below.
+    const yardstick = party();
+    const toYardstick = await (await senderTo(yardstick)).encryptMessage({ jid: RECEIVER, data: Buffer.from('hello durable') });
+    const other = receiverWith(yardstick, async () => undefined);
+    other.ws.emit(
+      'CB:message',
+      stanza('MSG0', { from: SENDER }, [{ tag: 'enc', attrs: { v: '2', type: toYardstick.type }, content: toYardstick.ciphertext }]),
+    );
 
     let decrypted: Uint8Array | undefined;
     const decryption = repository.decryptMessage({ jid: SENDER, type, ciphertext }).then((plaintext) => {
@@ -84,7 +92,9 @@ describe('durable decryption', () => {
     await expect.poll(() => recorded.length).toBe(1);
     // Keys committed before the record would lose the message to a crash between the two
     // writes: its redelivery could no longer be decrypted (the message key is used up).
-    await new Promise((r) => setTimeout(r, 50));
+    // The yardstick's decryption, started only now, runs to its end (record stored, keys
+    // committed): had this one not waited for its record, it would have got as far.
+    await other.repository.decryptMessage({ jid: SENDER, ...toYardstick });
     expect(receiver.auth.keyIds('session')).toEqual([]);
     expect(decrypted).toBeUndefined();
 
