@@ -15,6 +15,8 @@ import { injectSessionFromBundle } from '../sandbox/support/pre-key-session.js';
 const logger = pino({ level: 'silent' });
 const ALICE = '15550001111:1@s.whatsapp.net';
 const BOB = '15550002222:1@s.whatsapp.net';
+const CAROL = '15550003333:1@s.whatsapp.net';
+const DAVE = '15550004444:1@s.whatsapp.net';
 
 interface Device {
   keys: ReturnType<typeof addTransactionCapability>;
@@ -87,6 +89,9 @@ describe('signal transactions', () => {
     await sessionFromBundle(alice, bob, BOB);
     expect(await send(alice, ALICE, bob, BOB, 'hello')).toBe('hello');
     expect(await send(bob, BOB, alice, ALICE, 'hi')).toBe('hi');
+    // Another account with a session of its own: its send is the yardstick below.
+    const carol = device(true, CAROL);
+    await sessionFromBundle(carol, device(true, DAVE), DAVE);
 
     // A message from Bob, its decryption done but open until its write-ahead record is stored...
     let store!: () => void;
@@ -105,7 +110,9 @@ describe('signal transactions', () => {
     const sending = alice.keys.transaction(async () => {
       outgoing = await alice.repository.encryptMessage({ jid: BOB, data: Buffer.from('during') });
     }, ALICE);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The same send by the other account, started only now, runs to its end: had Alice's not
+    // waited for the decryption, it would have got as far.
+    await carol.keys.transaction(() => carol.repository.encryptMessage({ jid: DAVE, data: Buffer.from('during') }), CAROL);
     expect(outgoing).toBeUndefined();
     store();
     await sending;
