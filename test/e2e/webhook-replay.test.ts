@@ -1,13 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookDelivery, type WebhookDelivery } from '../../connector/webhooks/delivery-worker.js';
-import { createQueues } from '../../core/queues.js';
+import { createQueues, type Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { webhookEventId } from '../../core/schemas/webhook-event.js';
 import { updateChat } from '../../core/store/chats.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
 import { Receiver } from '../connector/webhooks/receiver.js';
+import { queueDepth } from '../support/queue-depth.js';
 import { startApiStack, type TestApi } from '../support/test-api.js';
 import { silentLogger, type TestStack } from '../support/test-stack.js';
 import { waitFor } from '../support/wait.js';
@@ -22,6 +23,7 @@ describe('webhook replay through the delivery worker', () => {
   let api: TestApi;
   let stop: (() => Promise<void>) | undefined;
   let worker: WebhookDelivery | undefined;
+  let queues: Queues;
   const replayed = new Receiver();
   const other = new Receiver();
   const secret = 'replay-secret-0123456789';
@@ -30,7 +32,7 @@ describe('webhook replay through the delivery worker', () => {
     ({ stack, api, stop } = await startApiStack());
     await replayed.up();
     await other.up();
-    const queues = createQueues(stack.config, stack.clients, silentLogger);
+    queues = createQueues(stack.config, stack.clients, silentLogger);
     worker = startWebhookDelivery({ config: stack.config, clients: stack.clients, logger: silentLogger, queues, registrationCacheMs: 0 });
   });
   afterAll(async () => {
@@ -73,8 +75,13 @@ describe('webhook replay through the delivery worker', () => {
     const signature = String(post?.headers['x-webhook-signature']);
     const { t, v1 } = Object.fromEntries(signature.split(',').map((part) => part.split('='))) as { t: string; v1: string };
     expect(v1).toBe(createHmac('sha256', secret).update(`${t}.${post?.raw}`).digest('hex'));
-    // The other webhook of the account selects the same event but was not replayed to.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The other webhook of the account selects the same event but was not replayed to. The
+    // worker acks an event once it has POSTed it to every webhook it is for: once the queue is
+    // empty, a POST to the other one would have been received.
+    await waitFor(
+      'the replayed event to be acked',
+      async () => (await queueDepth(stack.clients.sqs, await queues.webhookQueueUrl())) === 0,
+    );
     expect(other.posts).toHaveLength(0);
   });
 });
