@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { newCommandId } from '../../core/ids.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
@@ -9,6 +8,7 @@ import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
 import { done, notOurs, retryLater } from '../../connector/commands/outcome.js';
 import { handlersFrom } from '../support/command-handlers.js';
+import { queueDepth } from '../support/queue-depth.js';
 import { simulatedDelay, waitFor } from '../support/wait.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
 
@@ -18,15 +18,7 @@ describe('command consumer', { timeout: 120_000 }, () => {
   const t = useTestStack();
 
   /** No command left in the queue, visible or in flight. */
-  const commandQueueEmpty = async () => {
-    const left = await t.stack.clients.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: await t.queues.commandQueueUrl(),
-        AttributeNames: ['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessages'],
-      }),
-    );
-    return Number(left.Attributes?.ApproximateNumberOfMessagesNotVisible) + Number(left.Attributes?.ApproximateNumberOfMessages) === 0;
-  };
+  const commandQueueEmpty = async () => (await queueDepth(t.stack.clients.sqs, await t.queues.commandQueueUrl())) === 0;
 
   it('runs the commands of one account in queue order', async () => {
     const seen: string[] = [];
