@@ -13,7 +13,7 @@ import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js'
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
 import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
-import { waitFor } from '../../support/wait.js';
+import { simulatedDelay, waitFor } from '../../support/wait.js';
 import { workerQueues } from './worker-queues.js';
 import { messageEventFor } from '../../../core/message-event.js';
 import { Receiver } from './receiver.js';
@@ -257,8 +257,9 @@ describe('webhook delivery', () => {
 
   it('a receiver slower than the timeout counts as a failure and is retried', async () => {
     const c = await newCase({ WEBHOOK_TIMEOUT_MS: '300', WEBHOOK_MAX_ATTEMPTS: '3' });
+    // A receiver that answers the first POST well after the 300 ms timeout.
     const receiver = new Receiver(async (_post, count) => {
-      if (count === 1) await new Promise((resolve) => setTimeout(resolve, 1_500));
+      if (count === 1) await simulatedDelay(1_500);
       return 200;
     });
     try {

@@ -4,6 +4,7 @@ import type { Table } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { createRegistrationCache } from '../../../connector/webhooks/registrations.js';
 import { useTestStack } from '../../support/test-stack.js';
+import { simulatedDelay } from '../../support/wait.js';
 
 /**
  * The delivery worker's list of registrations on DynamoDB (the emulator): cached reads for
@@ -55,7 +56,8 @@ describe('registration cache', () => {
     // 40 events, each queued after the read before it started: each needs a fresh read.
     for (let i = 0; i < 40; i++) {
       asked.push(cache.asOf(Date.now()));
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      // The events' pace is the scenario: one every 25 ms, ten per 250 ms.
+      await simulatedDelay(25);
     }
     await Promise.all(asked);
     const elapsed = Date.now() - started;
