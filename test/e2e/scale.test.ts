@@ -7,7 +7,7 @@ import { findMessage } from '../../core/store/messages.js';
 import { spawnConnector, type ChildConnector } from './support/child-connector.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 import { connectByCommand, sendTextByCommand, type SandboxAccount } from './support/commands.js';
-import { waitFor } from '../support/wait.js';
+import { simulatedDelay, waitFor } from '../support/wait.js';
 
 /**
  * Scale-out (docs/design.md, Scale-out) with connector processes: six shards, eight accounts
@@ -182,7 +182,8 @@ describe('scale-out over connector processes', { timeout: 240_000 }, () => {
         const outgoing = n % 2 === 0;
         sends.push(sendTextByCommand(gw, outgoing ? moving.id : other.id, jidOf(outgoing ? other : moving), `rolling ${n}`));
         recipients.push(outgoing ? other.id : moving.id);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // The client's pace: a send every 200 ms.
+        await simulatedDelay(200);
       }
     })();
     expect(await leaving.terminate()).toBe(0);
