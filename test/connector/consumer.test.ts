@@ -8,6 +8,7 @@ import type { Command } from '../../core/schemas/command.js';
 import { startCommandConsumer } from '../../connector/commands/consumer.js';
 import { done, notOurs, retryLater } from '../../connector/commands/outcome.js';
 import { handlersFrom } from '../support/command-handlers.js';
+import { type LogLine, parseLogLine } from '../support/log-sink.js';
 import { queueDepth } from '../support/queue-depth.js';
 import { simulatedDelay, waitFor } from '../support/wait.js';
 import { silentLogger, useTestStack } from '../support/test-stack.js';
@@ -147,14 +148,8 @@ describe('command consumer', { timeout: 120_000 }, () => {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...t.stack.env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const lines: Array<Record<string, unknown>> = [];
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      try {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        lines.push({ msg: line });
-      }
-    });
+    const lines: LogLine[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => lines.push(parseLogLine(line)));
     // 'close', not 'exit': the last lines of stdout may still be on their way at 'exit'.
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     const ranByNext: string[] = [];

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { LogLine } from './log-capture.js';
+import { type LogLine, parseLogLine } from '../../support/log-sink.js';
 import { waitFor } from '../../support/wait.js';
 import { CONNECTOR_NODE_FLAGS } from '../../../connector/node-flags.js';
 
@@ -46,11 +46,7 @@ export function spawnConnector(
       stdout.push(text);
       if (!text.trim()) continue;
       if (process.env.E2E_LOG === '1') process.stderr.write(`[child] ${text}\n`);
-      try {
-        lines.push(JSON.parse(text) as LogLine);
-      } catch {
-        lines.push({ msg: text });
-      }
+      lines.push(parseLogLine(text));
     }
     // Trimmed in steps, so that the copy is rare.
     if (lines.length > 2 * keepLines) lines.splice(0, lines.length - keepLines);

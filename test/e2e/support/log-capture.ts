@@ -1,8 +1,8 @@
-import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
+import type { Logger, pino } from 'pino';
+import { type LogLine, logSink } from '../../support/log-sink.js';
 import { waitFor } from '../../support/wait.js';
 
-export type LogLine = Record<string, unknown> & { msg?: string; level?: number };
+export type { LogLine };
 
 export interface CapturedLogs {
   logger: Logger;
@@ -21,23 +21,7 @@ export interface CapturedLogs {
  * the connector's log (the QR line in particular). Set E2E_LOG=1 to also echo to stderr.
  */
 export function captureLogs(level: pino.LevelWithSilent = 'info'): CapturedLogs {
-  const lines: LogLine[] = [];
-  const echo = process.env.E2E_LOG === '1';
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const text of chunk.toString('utf8').split('\n')) {
-        if (!text.trim()) continue;
-        if (echo) process.stderr.write(`${text}\n`);
-        try {
-          lines.push(JSON.parse(text) as LogLine);
-        } catch {
-          lines.push({ msg: text });
-        }
-      }
-      done();
-    },
-  });
-  const logger = pino({ level, base: { service: 'wa-gateway' } }, sink);
+  const { logger, lines } = logSink(level, { base: { service: 'wa-gateway' }, echo: process.env.E2E_LOG === '1' });
 
   const find = (from: number, match: (line: LogLine) => boolean) => lines.slice(from).find(match);
   return {
