@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import { ProtocolAddress, SessionBuilder, type SessionRecord, type SignalStorage } from 'libsignal';
 // The package's index typings leave its curve module out; the module ships its own.
 import * as curve from 'libsignal/src/curve.js';
-import { pino } from 'pino';
+import { logSink } from '../support/log-sink.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { installConsoleCapture as InstallConsoleCapture } from '../../connector/console-capture.js';
 
@@ -11,19 +10,6 @@ import type { installConsoleCapture as InstallConsoleCapture } from '../../conne
  * the capture is installed, those calls become debug lines of our logger with every buffer
  * replaced by its length, and our own console calls are untouched.
  */
-type Line = Record<string, unknown> & { msg?: string; level?: number };
-
-function memoryLogger(level: pino.LevelWithSilent) {
-  const lines: Line[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const text of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(text) as Line);
-      done();
-    },
-  });
-  return { logger: pino({ level }, sink), lines };
-}
-
 /** What reached the real console (the methods in place before the capture was installed). */
 const reachedConsole: { method: string; args: unknown[] }[] = [];
 const originals = { info: console.info, warn: console.warn, log: console.log };
@@ -81,7 +67,7 @@ async function makeLibsignalCloseASession(): Promise<{ privKeys: Buffer[] }> {
 
 describe('console capture', () => {
   it("libsignal's session dump becomes one debug line with no key bytes; nothing reaches the console", async () => {
-    const { logger, lines } = memoryLogger('debug');
+    const { logger, lines } = logSink('debug');
     installConsoleCapture(logger);
     reachedConsole.length = 0;
     await makeLibsignalCloseASession();
@@ -97,7 +83,7 @@ describe('console capture', () => {
   });
 
   it('at info, the dump is dropped altogether', async () => {
-    const { logger, lines } = memoryLogger('info');
+    const { logger, lines } = logSink('info');
     installConsoleCapture(logger);
     reachedConsole.length = 0;
     await makeLibsignalCloseASession();
@@ -106,7 +92,7 @@ describe('console capture', () => {
   });
 
   it('console calls from our own code go to the console unchanged', () => {
-    const { logger, lines } = memoryLogger('debug');
+    const { logger, lines } = logSink('debug');
     installConsoleCapture(logger);
     reachedConsole.length = 0;
     const ours = { note: 'kept' };

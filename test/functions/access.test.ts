@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { Writable } from 'node:stream';
 import { findAccount } from '../../core/store/accounts.js';
 import { tableOf } from '../../core/store/table.js';
 import { createApp } from '../../functions/app.js';
 import { warnWhenOpen } from '../../functions/auth.js';
 import { startApiServer } from '../../functions/server.js';
+import { logSink } from '../support/log-sink.js';
 import { startApiStack, type TestApi } from '../support/test-api.js';
 import type { TestStack } from '../support/test-stack.js';
 
@@ -209,16 +209,7 @@ describe('without API_KEY', () => {
     expect((await app.request('/accounts', { headers: bearer('anything') })).status).toBe(200);
   });
 
-  const capture = () => {
-    const lines: Array<{ level: number; msg: string }> = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as { level: number; msg: string });
-        done();
-      },
-    });
-    return { lines, logger: pino({ level: 'info' }, sink) };
-  };
+  const capture = () => logSink('info');
 
   it('listening beyond loopback: one warn line naming API_KEY; on loopback or with a key: none', () => {
     const open = capture();
@@ -241,6 +232,6 @@ describe('without API_KEY', () => {
       host: '127.0.0.1',
     });
     await server.close();
-    expect(lines.filter((l) => l.msg.includes('API_KEY'))).toEqual([]);
+    expect(lines.filter((l) => l.msg?.includes('API_KEY'))).toEqual([]);
   });
 });

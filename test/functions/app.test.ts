@@ -1,5 +1,4 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
+import { logSink } from '../support/log-sink.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { createApp } from '../../functions/app.js';
@@ -16,15 +15,9 @@ afterAll(async () => {
 
 /** An app whose log lines are collected, parsed. */
 function appWithLog(configOverrides: Record<string, string> = {}) {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { logger, lines } = logSink('info');
   const config = loadConfig({ ...stack.env, LOG_LEVEL: 'info', ...configOverrides });
-  const app = createApp({ config, clients: stack.clients, logger: pino({ level: 'info' }, sink) });
+  const app = createApp({ config, clients: stack.clients, logger });
   return { app, lines };
 }
 

@@ -1,6 +1,4 @@
-import { Writable } from 'node:stream';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../../core/config.js';
 import { createQueues, resolveQueueUrl, type Queues } from '../../../core/queues.js';
@@ -12,6 +10,7 @@ import { createClients, destroyClients } from '../../../core/aws.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
 import { minimumRetrySpanSeconds } from '../../../connector/webhooks/backoff.js';
+import { logSink } from '../../support/log-sink.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 import { simulatedDelay, waitFor } from '../../support/wait.js';
 import { workerQueues } from './worker-queues.js';
@@ -343,17 +342,11 @@ describe('webhook delivery', () => {
 describe('configuration check', () => {
   it('warns at start when WEBHOOK_MAX_ATTEMPTS exceeds the queue redrive limit', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: String(WEBHOOK_MAX_RECEIVE_COUNT + 1) });
-    const lines: Array<Record<string, unknown>> = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { logger, lines } = logSink('warn');
     const worker = startWebhookDelivery({
       config: c.config,
       clients: stack.clients,
-      logger: pino({ level: 'warn' }, sink),
+      logger,
       queues: c.queues,
     });
     try {

@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import {
   DisconnectReason,
   getBinaryNodeChild,
@@ -9,31 +8,12 @@ import {
   type WAMessageUpdate,
   type WASocket,
 } from '@whiskeysockets/baileys';
-import { pino } from 'pino';
 import { WebSocket } from 'ws';
 import type { RunningSandbox, SandboxDescriptor } from '../../../sandbox/index.js';
 import { sandboxSocketOptions } from '../../../sandbox/client.js';
+import { type LogLine, logSink } from '../../support/log-sink.js';
 import { waitFor } from '../../support/wait.js';
 import { memoryAuthState, type MemoryAuthState } from './memory-auth.js';
-
-export interface LogEntry {
-  level: number;
-  msg?: string;
-  [key: string]: unknown;
-}
-
-/** A pino logger that keeps error-level (and worse) entries so a test can assert there were none. */
-function collectingLogger(entries: LogEntry[]) {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) {
-        if (line) entries.push(JSON.parse(line) as LogEntry);
-      }
-      done();
-    },
-  });
-  return pino({ level: 'error' }, sink);
-}
 
 /** A `<message>` stanza as it reached the client, before Baileys decrypted it. */
 export interface RawMessage {
@@ -61,7 +41,8 @@ export class SandboxClient {
   readonly upsertTypes = new Map<string, string>();
   readonly updates: WAMessageUpdate[] = [];
   readonly closeCodes: number[] = [];
-  readonly errors: LogEntry[] = [];
+  /** Error-level (and worse) log entries, so a test can assert there were none. */
+  readonly errors: LogLine[] = [];
   /** Every `<message>` stanza received, in arrival order. */
   readonly rawMessages: RawMessage[] = [];
   /** The count of each `<ib><offline count/></ib>` (end of an offline backlog), in order. */
@@ -92,7 +73,7 @@ export class SandboxClient {
    * Error-level log entries except Baileys' own report of a server stream error, which it logs
    * at error level for every expected restart (515 after pairing) and kick.
    */
-  get unexpectedErrors(): LogEntry[] {
+  get unexpectedErrors(): LogLine[] {
     return this.errors.filter((e) => e.msg !== 'stream errored out');
   }
 
@@ -124,7 +105,7 @@ export class SandboxClient {
           },
         },
       },
-      logger: collectingLogger(this.errors),
+      logger: logSink('error', { lines: this.errors }).logger,
       printQRInTerminal: false,
       markOnlineOnConnect: false,
       browser: ['Sandbox', 'Chrome', '1.0'],
