@@ -2,7 +2,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from '../core/logger.js';
 
 /**
- * Gives the V8 heap's garbage back while the connector is quiet (docs/benchmarks.md, "Where RSS
+ * Gives the V8 heap's garbage back while the connector is quiet (docs/benchmarks/history.md, "Where RSS
  * per account goes"). V8 lets the old generation grow to several times its live data before it
  * collects, and hundreds of sockets that each allocate a little all the time keep its memory
  * reducer from starting: 60 s after their traffic, 100 accounts held 333 MB of heap in use of

@@ -4,7 +4,7 @@ import type { InboundHandlers } from './session/event-dispatcher.js';
 /**
  * The inbound pipeline (connector/inbound/pipeline.ts), made on its first call: it imports
  * Baileys (status and poll-vote handling), which an empty connector does not load
- * (docs/benchmarks.md, Empty connector). Calls made while it loads wait for it in call order.
+ * (docs/benchmarks/history.md, Empty connector). Calls made while it loads wait for it in call order.
  */
 export function lazyInboundPipeline(deps: InboundPipelineDeps): InboundHandlers {
   let pipeline: Promise<InboundHandlers> | undefined;

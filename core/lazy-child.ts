@@ -7,7 +7,7 @@ export type LazyLog = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
 /**
  * A child logger made by the first call that logs at an enabled level: most messages and
  * webhook events log nothing above debug, and a pino child each cost more than the work it
- * would describe (docs/benchmarks.md, the inbound hot path).
+ * would describe (docs/benchmarks/history.md, the inbound hot path).
  */
 export function lazyChild(parent: Logger, bindings: () => Record<string, unknown>): LazyLog {
   let child: Logger | undefined;

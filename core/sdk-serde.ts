@@ -7,7 +7,7 @@ import { getSmithyContext, toEndpointV1 } from '@smithy/core/transport';
  * The SDK's own middlewares (`@smithy/core` schema serde) hand the protocol
  * `{ ...config, ...context }`: a fresh copy of the client's 50-odd settings on every request, and
  * the settings object is in V8's dictionary mode, which makes that copy cost 15-20 µs, twice per
- * request (docs/benchmarks.md, "The SDK's serde without copies"). The protocol only reads
+ * request (docs/benchmarks/history.md, "The SDK's serde without copies"). The protocol only reads
  * settings from that object, so these middlewares give it an object that inherits the settings
  * from the configuration and holds the request's context as its own properties: the same lookups,
  * no copy. The requests and the answers are the same (test/core/sdk-serde.test.ts compares them

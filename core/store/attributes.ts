@@ -6,7 +6,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
  * (`Table.raw`) instead of the document client: those of the inbound path, per message or per
  * batch of messages. The document client resolves its middleware stack again on every call
  * (lib-dynamodb refuses `cacheMiddleware`); the raw client builds it once per command, which
- * halves the SDK's CPU per request (docs/benchmarks.md, "third round"). Both clients marshal
+ * halves the SDK's CPU per request (docs/benchmarks/history.md, "third round"). Both clients marshal
  * with the same options, so an item reads back the same through either.
  */
 export const MARSHALL_OPTIONS = Object.freeze({ removeUndefinedValues: true });

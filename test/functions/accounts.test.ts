@@ -164,6 +164,7 @@ describe('GET /accounts and /accounts/:id', () => {
       'connection_lost',
       'restart_required',
       'stopped',
+      'client_too_old',
     ]);
   });
 });
