@@ -42,7 +42,7 @@ export interface ConnectorDeps {
   printTerminalQr?: (text: string) => void;
   /** Lease timings (default: LEASE_TTL_MS, LEASE_RENEW_MS, OWNERSHIP_SCAN_MS of the config). */
   ownership?: Partial<OwnershipTiming>;
-  /** Long-poll seconds of the command consumer (default 2: a stop waits for the receive out). */
+  /** Long-poll seconds of the command consumer (default 20; a stop ends the receive out with a wake-up message). */
   commandWaitSeconds?: number;
   /** How long a send waits for a reconnecting account before failing. */
   sendWaitForConnectedMs?: number;

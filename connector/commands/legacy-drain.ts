@@ -6,7 +6,7 @@ export interface LegacyDrainDeps {
   /** The single queue from before shards, and the send that routes a command to its shard's queue. */
   queues: Pick<Queues, 'legacyCommandQueue' | 'sendCommand'>;
   logger: Logger;
-  /** Long-poll seconds of each receive (default 2, as the command consumer). */
+  /** Long-poll seconds of each receive (default 2: the drain ends at stop without a wake-up, so its receives stay short). */
   waitSeconds?: number;
   /**
    * How long the queue must stay empty before the drain ends (default 5 min: longer than a

@@ -19,8 +19,9 @@ export function statusFromBaileys(status: number | null | undefined): MessageSta
 
 /**
  * How long a receipt waits for the row of its message (the send stores it right after). Longer
- * than a command's visibility timeout (120 s): a receipt of a send whose connector stopped before
- * storing it is the evidence that settles the send when its command comes back
+ * than a command takes to come back after its connector stopped (a held command is visible again
+ * within 10 s; the queue's own visibility is 120 s): a receipt of a send whose connector stopped
+ * before storing it is the evidence that settles the send when its command comes back
  * (interrupted-sends.ts).
  */
 const EARLY_TTL_MS = 10 * 60_000;

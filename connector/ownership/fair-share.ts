@@ -1,5 +1,5 @@
 import { shardOf } from '../../core/shards.js';
-import type { ShardLease } from '../../core/store/connectors.js';
+import type { ShardLease } from '../../core/store/shard-leases.js';
 import { assignShards } from './shard-assignment.js';
 
 export interface ShareInput {

@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/logger.js';
-import { acquireShard, handShard, listShardLeases, releaseShard, type ShardLease } from '../../core/store/connectors.js';
+import { acquireShard, handShard, listShardLeases, releaseShard, type ShardLease } from '../../core/store/shard-leases.js';
 import { listHeartbeats, liveConnectors } from '../../core/store/heartbeats.js';
 import type { Table } from '../../core/store/table.js';
 import { heirsOnLeaving, planShare, type ShareInput } from './fair-share.js';

@@ -12,6 +12,7 @@ import { BoundedCache } from '../../core/bounded-cache.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
+import { withTimeout } from '../../core/with-timeout.js';
 import { updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
@@ -98,14 +99,6 @@ const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
   const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
   return error?.output?.statusCode;
 };
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | 'timed_out'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timed_out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed_out'), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
 
 /**
  * One WhatsApp login of one account: owns the socket's lifecycle only. Where it stands is one

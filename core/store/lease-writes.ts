@@ -6,7 +6,7 @@ import { writeIfCondition, type Table } from './table.js';
 
 /**
  * The conditional writes behind every lease: an account's (leases.ts) and a shard's
- * (connectors.ts). A lease names its owner and the `epoch` of the owner's heartbeat
+ * (shard-leases.ts). A lease names its owner and the `epoch` of the owner's heartbeat
  * (heartbeats.ts), and lives as long as that heartbeat does: it is never renewed itself. Leases
  * of the older kind carry their own expiry instead (`expiryAttribute`, Unix ms of the writer's
  * clock); a handed-over shard lease has one too, already past.

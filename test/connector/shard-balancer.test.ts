@@ -3,7 +3,7 @@ import { accountsPerShard } from '../../connector/ownership/fair-share.js';
 import { startShardBalancer, type ShardBalancer } from '../../connector/ownership/shard-balancer.js';
 import { ConnectorHeartbeat } from '../../connector/ownership/heartbeat.js';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { listShardLeases } from '../../core/store/connectors.js';
+import { listShardLeases } from '../../core/store/shard-leases.js';
 import { listHeartbeats } from '../../core/store/heartbeats.js';
 import { connectorKey } from '../../core/keys.js';
 import { tableOf, type Table } from '../../core/store/table.js';

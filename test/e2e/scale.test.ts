@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shardOf } from '../../core/shards.js';
-import { listShardLeases } from '../../core/store/connectors.js';
+import { listShardLeases } from '../../core/store/shard-leases.js';
 import { findLease, isLeaseHeld } from '../../core/store/leases.js';
 import { listHeartbeats } from '../../core/store/heartbeats.js';
 import { findMessage } from '../../core/store/messages.js';
