@@ -13,7 +13,6 @@ import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
 import { waVersionText, type WaVersion } from '../../core/wa-version.js';
@@ -31,6 +30,7 @@ import { publishQr, qrLifetimeMs, withdrawQr } from './qr-log.js';
 import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
+import type { AccountStatusWriter } from './status-writer.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
@@ -48,8 +48,10 @@ export interface AccountSessionDeps {
   printTerminalQr: (text: string) => void;
   /** Called once when the session ends by itself (logged out, QR never scanned, account gone). */
   onEnded: (accountId: string, why: SessionEndReason) => void;
-  /** Where each change of the account's status and each new QR goes as a webhook event. */
+  /** Where each new QR goes as a webhook event. */
   events: SessionEvents;
+  /** Logs, emits and writes each change of the account's status. */
+  statusWriter: AccountStatusWriter;
   /** The account's status when the session was made: the `previousStatus` of its first change. */
   recordedStatus: AccountStatus;
   /** The WhatsApp Web version each socket announces, and a newer one after WhatsApp refused it. */
@@ -546,12 +548,12 @@ export class AccountSession {
   }
 
   /**
-   * The single place the session moves, and so the single place the account's status changes:
-   * the move is checked against lifecycle.ts, the status kept in memory, logged, emitted as one
-   * `session.status` event when it changed (with `lastDisconnect` when the reason is a
-   * disconnect), and written to the store in order. `status` is for the lifecycles that keep
-   * the status they had (`stopped`, `halted`): written when given. `report`: event and
-   * `lastDisconnect` even when the status stays (a refused version).
+   * The single place the session moves, and so the single place its account's status changes:
+   * the move is checked against lifecycle.ts, the status kept in memory, announced through the
+   * connector's status writer (logged, one `session.status` event when it changed, with
+   * `lastDisconnect` when the reason is a disconnect) and written to the store in order. `status`
+   * is for the lifecycles that keep the status they had (`stopped`, `halted`): written when
+   * given. `report`: event and `lastDisconnect` even when the status stays (a refused version).
    */
   private move(next: Lifecycle, change: { reason?: StatusReason; status?: AccountStatus; report?: boolean } = {}): Promise<void> {
     if (!canMove(this.lifecycle, next)) {
@@ -567,24 +569,22 @@ export class AccountSession {
       return Promise.resolve();
     }
     const { status, hasQR } = target;
-    const previousStatus = this.currentStatus;
-    const changed = status !== previousStatus || change.report === true;
     // A stop without a status (lease lost, shutdown) leaves the QR to expire: the account's next owner may show its own.
     const qrWithdrawn = this.currentHasQr && !hasQR;
+    const write = this.deps.statusWriter.announce({
+      accountId: this.accountId,
+      status,
+      previousStatus: this.currentStatus,
+      hasQR,
+      ...(change.reason ? { reason: change.reason } : {}),
+      ...(change.report ? { report: true } : {}),
+    });
     this.currentStatus = status;
     this.currentHasQr = hasQR;
-    const timestamp = Date.now();
-    const { reason } = change;
-    const lastDisconnect = changed && reason && reason !== 'connected' ? { reason, at: timestamp } : undefined;
-    if (changed) {
-      this.log.info({ status, hasQR, previousStatus, reason }, 'account status');
-      if (reason) this.deps.events.status(this.accountId, { status, previousStatus, reason, timestamp });
-      else this.log.error({ status, previousStatus }, 'status changed without a reason: no session.status event');
-    }
     this.notifyStatus();
     return this.statusWrites.run(async () => {
       try {
-        await updateAccountStatus(this.deps.table, this.accountId, { status, hasQR, ...(lastDisconnect ? { lastDisconnect } : {}) });
+        await this.deps.statusWriter.write(this.accountId, write);
         if (qrWithdrawn) await withdrawQr(this.deps.table, this.log, this.accountId);
       } catch (error) {
         if (error instanceof NotFoundError) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/logger.js';
-import { findAccount, holdsItsCollection, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
+import { findAccount, holdsItsCollection, listAccounts } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
@@ -10,6 +10,7 @@ import type { AccountSession, FinalStatus, SessionEndReason, StartReason } from 
 import { loadAccountSession } from './load-account-session.js';
 import type { InboundHandlers } from './event-dispatcher.js';
 import type { SessionEvents } from './session-events.js';
+import { AccountStatusWriter } from './status-writer.js';
 import type { WaVersionKeeper } from '../wa-version/wa-version-keeper.js';
 
 export interface SessionRegistryDeps {
@@ -65,7 +66,11 @@ export class SessionRegistry {
   private scans = 0;
   private readonly scanListeners = new Set<() => void>();
 
-  constructor(private readonly deps: SessionRegistryDeps) {}
+  private readonly statusWriter: AccountStatusWriter;
+
+  constructor(private readonly deps: SessionRegistryDeps) {
+    this.statusWriter = new AccountStatusWriter({ table: deps.table, events: deps.events, logger: deps.logger });
+  }
 
   get ownerId(): string {
     return this.deps.ownership.ownerId;
@@ -118,7 +123,16 @@ export class SessionRegistry {
         // Another account's WhatsApp session: connecting would take it over. `not_started`
         // keeps the resume scan from trying again.
         this.deps.logger.warn({ accountId }, 'collectionName held by another account; session not started');
-        await updateAccountStatus(this.deps.table, accountId, { status: 'not_started' }).catch(() => undefined);
+        await this.statusWriter
+          .record({
+            accountId,
+            status: 'not_started',
+            previousStatus: account.status,
+            silentBecause: 'its collectionName belongs to another account: no session ran, and no reason of a session applies',
+          })
+          .catch((error: unknown) => {
+            if (!(error instanceof NotFoundError)) this.deps.logger.error({ err: error, accountId }, 'status write failed');
+          });
         return 'account_not_found';
       }
       const epoch = this.deps.ownership.epoch;
@@ -144,6 +158,7 @@ export class SessionRegistry {
         events: this.deps.events,
         // A `connect` follows the route's write of `connecting`: the session's status changes count from there.
         recordedStatus: reason === 'connect' ? 'connecting' : account.status,
+        statusWriter: this.statusWriter,
         waVersion: this.deps.waVersion,
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
@@ -171,14 +186,10 @@ export class SessionRegistry {
       if (await this.remove(accountId, { close: 'stop', final, release: true })) return;
       const account = await findAccount(this.deps.table, accountId, true);
       if (!account) return;
-      const timestamp = Date.now();
-      const changed = account.status !== finalStatus;
-      const lastDisconnect = changed ? { lastDisconnect: { reason: final.reason, at: timestamp } } : {};
-      await updateAccountStatus(this.deps.table, accountId, { status: finalStatus, ...lastDisconnect }).catch((error: unknown) => {
+      const change = { accountId, status: finalStatus, previousStatus: account.status, reason: final.reason };
+      await this.statusWriter.record(change).catch((error: unknown) => {
         if (!(error instanceof NotFoundError)) throw error;
       });
-      if (changed)
-        this.deps.events.status(accountId, { status: finalStatus, previousStatus: account.status, reason: final.reason, timestamp });
     });
   }
 
