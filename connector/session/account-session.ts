@@ -31,6 +31,7 @@ import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingC
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
 import type { SessionEvents } from './session-events.js';
 import type { AccountStatusWriter } from './status-writer.js';
+import { StatusWaiters } from './status-waiters.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
@@ -131,7 +132,7 @@ export class AccountSession {
   private linkPhaseStartedAt: number | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly statusWrites = new SerialQueue();
-  private readonly statusListeners = new Set<() => void>();
+  private readonly statusWaiters = new StatusWaiters();
   /**
    * Message ids sent by commands in the last 10 minutes, so Baileys' echo of them (which comes
    * within seconds) is not stored twice; the most recent OWN_SENDS_LIMIT at most.
@@ -256,21 +257,8 @@ export class AccountSession {
 
   /** Resolves true once `connected`, false when `timeoutMs` passes or the session stops first. */
   private waitForConnected(timeoutMs: number): Promise<boolean> {
-    if (this.serving()) return Promise.resolve(true);
-    if (isWindingDown(this.lifecycle)) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const done = (value: boolean) => {
-        clearTimeout(timer);
-        this.statusListeners.delete(check);
-        resolve(value);
-      };
-      const check = () => {
-        if (this.serving()) done(true);
-        else if (isWindingDown(this.lifecycle)) done(false);
-      };
-      const timer = setTimeout(() => done(false), timeoutMs);
-      this.statusListeners.add(check);
-    });
+    const connected = () => (this.serving() ? true : isWindingDown(this.lifecycle) ? false : undefined);
+    return this.statusWaiters.until(connected, timeoutMs, false);
   }
 
   /**
@@ -285,21 +273,7 @@ export class AccountSession {
       if (this.sock?.ws.isOpen && this.lifecycle === 'awaiting_scan') return 'awaiting_link';
       return undefined;
     };
-    const now = phase();
-    if (now) return Promise.resolve(now);
-    return new Promise((resolve) => {
-      const done = (value: LinkPhase) => {
-        clearTimeout(timer);
-        this.statusListeners.delete(check);
-        resolve(value);
-      };
-      const check = () => {
-        const current = phase();
-        if (current) done(current);
-      };
-      const timer = setTimeout(() => done('not_ready'), timeoutMs);
-      this.statusListeners.add(check);
-    });
+    return this.statusWaiters.until(phase, timeoutMs, 'not_ready');
   }
 
   /**
@@ -603,7 +577,7 @@ export class AccountSession {
   }
 
   private notifyStatus(): void {
-    for (const listener of [...this.statusListeners]) listener();
+    this.statusWaiters.notify();
   }
 
   private detachSocket(): void {
