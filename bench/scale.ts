@@ -23,21 +23,15 @@
  */
 import { loadavg } from 'node:os';
 import { pino } from 'pino';
-import { createClients, destroyClients } from '../core/aws.js';
-import { loadConfig } from '../core/config.js';
-import { createQueues } from '../core/queues.js';
-import { ensureResources } from '../core/resources.js';
-import { tableOf } from '../core/store/table.js';
+import { destroyClients } from '../core/aws.js';
 import { registerWebhook } from '../core/store/webhooks.js';
 import { startApiServer } from '../functions/server.js';
-import { startEmulators } from '../infra/local/emulators.js';
-import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../test/support/wait.js';
 import { linkAccounts, type BenchAccount } from './connector/link.js';
 import { percentile } from './connector/measure.js';
 import { deliverySummary, startCrashReceiver } from './crash/receiver.js';
 import { restClient } from './crash/rest-client.js';
-import { startSandboxProcess } from './sandbox-process.js';
+import { startSandboxStack } from './sandbox-stack.js';
 import { Cluster, describeSpread } from './scale/cluster.js';
 import { describeSends, sendRound, startSteadyLoad, type SendFigures } from './scale/traffic.js';
 
@@ -68,17 +62,8 @@ async function main() {
   console.log(`== scale benchmark: ${ACCOUNTS} accounts, ${SENDS} sends per latency step, ${RATE}/s during the rolling restart ==`);
   console.log(`start: ${load()}`);
 
-  const emulators = await startEmulators();
-  const sandbox = await startSandboxProcess();
-  const sandboxEnv = sandbox.env;
   // The webhook receiver listens on 127.0.0.1.
-  const env = { ...emulators.env, ...sandboxEnv, WEBHOOK_ALLOW_PRIVATE: 'true' };
-  const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  const clients = createClients(config);
-  await ensureResources(config, clients, silent);
-  const table = tableOf(config, clients);
-  const queues = createQueues(config, clients, silent);
-  const control = sandboxControl(sandbox.descriptor.controlUrl);
+  const { emulators, sandbox, env, config, clients, table, queues, control } = await startSandboxStack({ WEBHOOK_ALLOW_PRIVATE: 'true' });
   const receiver = await startCrashReceiver();
   await registerWebhook(table, receiver.url);
   const api = await startApiServer({ config, clients, logger: silent, port: 0, host: '127.0.0.1' });

@@ -14,27 +14,18 @@
  * refused logins per account, one `sw.js` read per connector per move.
  */
 import { loadavg } from 'node:os';
-import { pino } from 'pino';
-import { createClients } from '../core/aws.js';
-import { loadConfig } from '../core/config.js';
-import { createQueues } from '../core/queues.js';
-import { ensureResources } from '../core/resources.js';
 import { listAccounts } from '../core/store/accounts.js';
-import { tableOf } from '../core/store/table.js';
 import { parseWaVersion, waVersionText } from '../core/wa-version.js';
-import { startEmulators } from '../infra/local/emulators.js';
 import { spawnConnector } from '../test/e2e/support/child-connector.js';
-import { sandboxControl } from '../test/e2e/support/sandbox-control.js';
 import { waitFor } from '../test/support/wait.js';
 import { linkAccounts, type BenchAccount } from './connector/link.js';
-import { startSandboxProcess } from './sandbox-process.js';
+import { startSandboxStack } from './sandbox-stack.js';
 
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 20);
 const KICKS = ['restart', 'end'] as const;
 const BACK_WITHIN_MS = 120_000;
 /** The keeper's gap between two resolves after refused logins (connector/wa-version/wa-version-keeper.ts). */
 const REFUSAL_GAP_MS = 10_000;
-const silent = pino({ level: 'silent' });
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const met = (ok: boolean) => (ok ? 'MET' : 'NOT MET');
 
@@ -44,15 +35,7 @@ function percentile(sorted: number[], p: number): number {
 
 async function main() {
   console.log(`== client version benchmark: ${ACCOUNTS} accounts, one connector ==`);
-  const emulators = await startEmulators();
-  const sandbox = await startSandboxProcess();
-  const env = { ...emulators.env, ...sandbox.env };
-  const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  const clients = createClients(config);
-  await ensureResources(config, clients, silent);
-  const table = tableOf(config, clients);
-  const queues = createQueues(config, clients, silent);
-  const control = sandboxControl(sandbox.descriptor.controlUrl);
+  const { emulators, sandbox, env, config, table, queues, control } = await startSandboxStack();
   const connector = spawnConnector({ ...env, TABLE_NAME: config.TABLE_NAME });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
