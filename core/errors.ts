@@ -1,6 +1,6 @@
 /**
  * Domain errors. Code in core/ and connector/ throws these; the HTTP layer maps them to a
- * status and the error body of docs/api.md in one place (functions/errors.ts).
+ * status and the error body of docs/api.md in one place (functions/http/errors.ts).
  */
 abstract class DomainError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

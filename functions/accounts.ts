@@ -6,9 +6,10 @@ import { lastDisconnectSchema, type Account } from '../core/schemas/account.js';
 import { deleteAccountData } from '../core/store/account-deletion.js';
 import { createAccount, deleteAccountRecord, getAccount, listAccountViews } from '../core/store/accounts.js';
 import { releaseCollection } from '../core/store/collection-claims.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json, messageResponse } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 
 const createBody = z.object({
   id: z.string({ error: 'id is required' }).min(1, { error: 'id is required' }),
@@ -32,12 +33,6 @@ const accountView = z
   .openapi('Account');
 const createdView = accountView.omit({ currentStatus: true, hasQR: true, lastDisconnect: true });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(errorBodySchema, description);
-
 /** The list/get form of an account (docs/api.md): without internal fields such as lastUpdate. */
 function view(account: Account) {
   return {
@@ -56,7 +51,7 @@ const create = createRoute({
   method: 'post',
   path: '/accounts',
   summary: 'Create an account and start its connection (QR in the server log)',
-  request: { body: { required: true, content: { 'application/json': { schema: createBody } } } },
+  request: { body: { required: true, content: jsonContent(createBody) } },
   responses: {
     201: json(z.object({ ok: z.literal(true), account: createdView }), 'Created'),
     400: error('id missing or invalid, or already in use'),
@@ -88,7 +83,7 @@ const remove = createRoute({
   summary: 'Delete an account with its messages, media and session',
   request: { params: z.object({ accountId: accountIdParam }) },
   responses: {
-    200: json(z.object({ ok: z.literal(true), message: z.string() }), 'Deleted'),
+    200: messageResponse('Deleted'),
     404: error('Account not found'),
   },
 });

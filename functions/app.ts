@@ -3,23 +3,23 @@ import { requestId } from 'hono/request-id';
 import { newRequestId } from '../core/ids.js';
 import { logger as rootLogger } from '../core/logger.js';
 import { accountRoutes } from './accounts.js';
-import { authenticate } from './auth.js';
+import { authenticate } from './http/auth.js';
 import { chatRoutes } from './chats.js';
 import { connectionRoutes } from './connection.js';
 import { docsRoutes } from './docs.js';
-import { handleError } from './errors.js';
+import { handleError } from './http/errors.js';
 import { contactRoutes } from './contacts.js';
 import { groupRoutes } from './groups.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
-import { knownAccount } from './known-account.js';
+import { knownAccount } from './http/known-account.js';
 import { mediaSendRoutes } from './media-sends.js';
 import { messagingRoutes } from './messaging.js';
 import { qrRoutes } from './qr.js';
-import { requestLog } from './request-log.js';
+import { requestLog } from './http/request-log.js';
 import { pairingRoutes } from './pairing.js';
-import { newRouter } from './router.js';
-import { createServices, type AppDeps, type AppEnv } from './services.js';
+import { newRouter } from './http/router.js';
+import { createServices, type AppDeps, type AppEnv } from './http/services.js';
 import { webhookReplayRoutes } from './webhook-replay.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import { webhookRoutes } from './webhooks.js';
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', groupRoutes(services));
   app.route('/', contactRoutes(services));
 
-  // Every route but the public ones (functions/auth.ts) takes a key when API_KEY is set.
+  // Every route but the public ones (functions/http/auth.ts) takes a key when API_KEY is set.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-Api-Key' });
 

@@ -1,11 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { presenceStateSchema } from '../core/schemas/command.js';
 import { jidSchema } from '../core/schemas/jid.js';
-import { accountOf, knownAccount } from './known-account.js';
-import { newRouter } from './router.js';
+import { accountOf, knownAccount } from './http/known-account.js';
+import { newRouter } from './http/router.js';
 import { sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, chatIdParam, errorBodySchema, requiredString } from './validation.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonContent, messageResponse } from './http/responses.js';
+import { accountIdParam, chatIdParam, requiredString } from './http/validation.js';
 
 /**
  * Actions that send no message: read receipts for a chat, and presence (typing, recording,
@@ -13,14 +14,11 @@ import { accountIdParam, chatIdParam, errorBodySchema, requiredString } from './
  * answer says whether the connector did it.
  */
 const errors = {
-  400: { description: 'Missing or invalid field', content: { 'application/json': { schema: errorBodySchema } } },
-  404: { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } },
-  500: { description: 'internal_error: not connected or timed out', content: { 'application/json': { schema: errorBodySchema } } },
+  400: errorResponse('Missing or invalid field'),
+  404: errorResponse('Account not found'),
+  500: errorResponse('internal_error: not connected or timed out'),
 };
-const doneResponse = {
-  description: 'Done',
-  content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: z.string() }) } },
-};
+const doneResponse = messageResponse('Done');
 
 const STATE_ERROR = 'state must be one of typing, recording, paused, available, unavailable';
 const PRESENCE_REQUIRED = 'chatId and state are required';
@@ -44,7 +42,7 @@ const presence = createRoute({
     "`available` and `unavailable` go to the account's presence subscribers under the push name set on the phone; until WhatsApp has given that name they fail (500).",
   request: {
     params: z.object({ accountId: accountIdParam }),
-    body: { required: true, content: { 'application/json': { schema: presenceBody } } },
+    body: { required: true, content: jsonContent(presenceBody) },
   },
   responses: { 200: doneResponse, ...errors },
 });

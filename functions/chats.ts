@@ -8,14 +8,11 @@ import { getAccount } from '../core/store/accounts.js';
 import { listChats } from '../core/store/chats.js';
 import { findMedia } from '../core/store/media.js';
 import { findMessage, listMessages } from '../core/store/messages.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, chatIdParam, errorBodySchema, messageIdParam, pageQuery } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonResponse } from './http/responses.js';
+import { accountIdParam, chatIdParam, messageIdParam, pageQuery } from './http/validation.js';
 
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: errorBodySchema } },
-});
 const messageView = messageSchema;
 const chatView = chatSchema;
 
@@ -25,10 +22,7 @@ const chats = createRoute({
   summary: 'Chats, most recent first',
   request: { params: z.object({ accountId: accountIdParam }), query: pageQuery },
   responses: {
-    200: {
-      description: 'Chats',
-      content: { 'application/json': { schema: z.object({ ok: z.literal(true), chats: z.array(chatView) }) } },
-    },
+    200: jsonResponse(z.object({ ok: z.literal(true), chats: z.array(chatView) }), 'Chats'),
     400: errorResponse('Bad paging'),
     404: errorResponse('Account not found'),
   },
@@ -40,10 +34,7 @@ const messages = createRoute({
   summary: 'Messages of a chat, newest first',
   request: { params: z.object({ accountId: accountIdParam, chatId: chatIdParam }), query: pageQuery },
   responses: {
-    200: {
-      description: 'Messages',
-      content: { 'application/json': { schema: z.object({ ok: z.literal(true), messages: z.array(messageView) }) } },
-    },
+    200: jsonResponse(z.object({ ok: z.literal(true), messages: z.array(messageView) }), 'Messages'),
     400: errorResponse('Bad chat id or paging'),
     404: errorResponse('Account not found'),
   },
@@ -55,10 +46,7 @@ const message = createRoute({
   summary: 'One message',
   request: { params: z.object({ accountId: accountIdParam, messageId: messageIdParam }) },
   responses: {
-    200: {
-      description: 'The message',
-      content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: messageView }) } },
-    },
+    200: jsonResponse(z.object({ ok: z.literal(true), message: messageView }), 'The message'),
     404: errorResponse('Account not found / Message not found'),
   },
 });

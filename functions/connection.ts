@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { newCommandId } from '../core/ids.js';
 import { getAccount, updateAccountStatus } from '../core/store/accounts.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonResponse, messageResponse } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 
 const params = z.object({ accountId: accountIdParam });
-const notFound = { description: 'Account not found', content: { 'application/json': { schema: errorBodySchema } } };
+const notFound = errorResponse('Account not found');
 
 const status = createRoute({
   method: 'get',
@@ -14,21 +15,9 @@ const status = createRoute({
   summary: 'Live connection status',
   request: { params },
   responses: {
-    200: {
-      description: 'Status',
-      content: {
-        'application/json': {
-          schema: z.object({ ok: z.literal(true), status: z.string(), accountId: z.string(), lastUpdate: z.string() }),
-        },
-      },
-    },
+    200: jsonResponse(z.object({ ok: z.literal(true), status: z.string(), accountId: z.string(), lastUpdate: z.string() }), 'Status'),
     404: notFound,
   },
-});
-
-const messageResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: z.object({ ok: z.literal(true), message: z.string() }) } },
 });
 
 const connect = createRoute({
@@ -37,14 +26,7 @@ const connect = createRoute({
   summary: 'Start a connection (a QR in the log unless a session is saved)',
   request: { params },
   responses: {
-    200: {
-      description: 'Connecting',
-      content: {
-        'application/json': {
-          schema: z.object({ ok: z.literal(true), message: z.string(), status: z.literal('connecting') }),
-        },
-      },
-    },
+    200: jsonResponse(z.object({ ok: z.literal(true), message: z.string(), status: z.literal('connecting') }), 'Connecting'),
     404: notFound,
   },
 });

@@ -3,9 +3,10 @@ import { jidSchema } from '../core/schemas/jid.js';
 import type { GroupOperation } from '../core/schemas/group.js';
 import { getAccount } from '../core/store/accounts.js';
 import { runGroupOperation } from './group-wait.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonContent as json } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 
 const PHONE_ERROR = 'phone must be 6 to 15 digits with country code';
 
@@ -29,8 +30,6 @@ const jidParams = z.object({
   jid: jidSchema('jid').openapi({ param: { name: 'jid', in: 'path' }, type: 'string', example: '15550001111@s.whatsapp.net' }),
 });
 
-const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
-const errorResponse = (description: string) => ({ description, content: json(errorBodySchema) });
 const errors = {
   400: errorResponse('Invalid phone or JID'),
   404: errorResponse('Account not found'),

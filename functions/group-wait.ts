@@ -5,7 +5,7 @@ import type { Account } from '../core/schemas/account.js';
 import { isFinalGroupRequestStatus, type GroupOperation, type GroupRequest } from '../core/schemas/group.js';
 import { failPendingGroupRequest, findGroupRequest, putPendingGroupRequest } from '../core/store/group-requests.js';
 import { assertConnected } from './send-wait.js';
-import type { Services } from './services.js';
+import type { Services } from './http/services.js';
 
 /** What the API answers when WhatsApp refused a group operation. */
 function refusalError(request: GroupRequest): Error {

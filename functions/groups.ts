@@ -12,9 +12,10 @@ import {
 } from '../core/schemas/group.js';
 import { getAccount } from '../core/store/accounts.js';
 import { runGroupOperation } from './group-wait.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema, requiredString } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonContent as json, messageResponse } from './http/responses.js';
+import { accountIdParam, requiredString } from './http/validation.js';
 
 const subjectField = z
   .string({ error: 'subject must be a string' })
@@ -64,15 +65,12 @@ const groupParams = z.object({
   }),
 });
 
-const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
-const errorResponse = (description: string) => ({ description, content: json(errorBodySchema) });
 const errors = {
   400: errorResponse('Missing or invalid field'),
   403: errorResponse('The account is not a member of the group, or not an admin of it'),
   404: errorResponse('Account not found / Group not found'),
   500: errorResponse('internal_error: not connected, or no answer from WhatsApp in time'),
 };
-const okMessage = z.object({ ok: z.literal(true), message: z.string() });
 
 const list = createRoute({
   method: 'get',
@@ -120,7 +118,7 @@ const update = createRoute({
   path: '/accounts/{accountId}/groups/{groupId}',
   summary: "Change a group's subject and/or description",
   request: { params: groupParams, body: { required: true, content: json(updateBody) } },
-  responses: { 200: { description: 'Updated', content: json(okMessage) }, ...errors },
+  responses: { 200: messageResponse('Updated'), ...errors },
 });
 
 const invite = createRoute({
@@ -148,7 +146,7 @@ const leave = createRoute({
   path: '/accounts/{accountId}/groups/{groupId}/leave',
   summary: 'Leave the group',
   request: { params: groupParams },
-  responses: { 200: { description: 'Left', content: json(okMessage) }, ...errors },
+  responses: { 200: messageResponse('Left'), ...errors },
 });
 
 /**

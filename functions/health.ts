@@ -2,8 +2,9 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { readWaVersion, type StoredWaVersion } from '../core/store/wa-version.js';
 import type { Table } from '../core/store/table.js';
 import { WA_VERSION_SOURCES, waVersionText } from '../core/wa-version.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
+import { jsonResponse } from './http/responses.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
 
 const ping = createRoute({
   method: 'get',
@@ -13,20 +14,16 @@ const ping = createRoute({
     'Also the WhatsApp Web version the connectors announce (`waVersion`) and where it came from (`waVersionSource`), as they last stored it; absent until a connector has run.',
   security: [],
   responses: {
-    200: {
-      description: 'Pong',
-      content: {
-        'application/json': {
-          schema: z.object({
-            ok: z.literal(true),
-            pong: z.literal(true),
-            time: z.string(),
-            waVersion: z.string().optional().openapi({ example: '2.3000.1234567' }),
-            waVersionSource: z.enum(WA_VERSION_SOURCES).optional(),
-          }),
-        },
-      },
-    },
+    200: jsonResponse(
+      z.object({
+        ok: z.literal(true),
+        pong: z.literal(true),
+        time: z.string(),
+        waVersion: z.string().optional().openapi({ example: '2.3000.1234567' }),
+        waVersionSource: z.enum(WA_VERSION_SOURCES).optional(),
+      }),
+      'Pong',
+    ),
   },
 });
 

@@ -2,9 +2,10 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { NotFoundError } from '../core/errors.js';
 import { getAccount } from '../core/store/accounts.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../core/store/api-keys.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 
 const KEY_ID_PATTERN = /^[A-Za-z0-9]{1,64}$/;
 const keyIdParam = z.string().openapi({ param: { name: 'keyId', in: 'path' }, example: '9f2c4e7a1b3d5f60' });
@@ -28,11 +29,6 @@ const keyView = z
   })
   .openapi('AccessKey');
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(errorBodySchema, description);
 const adminOnly = 'Admin key only (`API_KEY`).';
 
 const create = createRoute({
@@ -42,7 +38,7 @@ const create = createRoute({
   description: `${adminOnly} The key reaches \`/accounts/{accountId}\` and below, except deleting the account and managing keys.`,
   request: {
     params: z.object({ accountId: accountIdParam }),
-    body: { required: false, content: { 'application/json': { schema: createBody } } },
+    body: { required: false, content: jsonContent(createBody) },
   },
   responses: {
     201: json(

@@ -2,7 +2,7 @@ import { handle } from 'hono/aws-lambda';
 import { createClients } from '../core/aws.js';
 import { loadConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { adminKeyFromSecret } from './admin-key-secret.js';
+import { adminKeyFromSecret } from './http/admin-key-secret.js';
 import { createApp } from './app.js';
 
 // Built once per container, reused by every invocation.

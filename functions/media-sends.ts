@@ -1,23 +1,18 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MediaKind } from '../core/schemas/command.js';
-import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
-import { accountOf } from './known-account.js';
+import { idempotentRequest, storedFileSha256 } from './idempotency.js';
+import { accountOf } from './http/known-account.js';
 import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
-import { newRouter } from './router.js';
+import { newRouter } from './http/router.js';
+import { multipartSendRequest, sentResponse, uploadSendErrors } from './send-route-parts.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './services.js';
+import type { AppEnv, Services } from './http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
 
 const KINDS: MediaKind[] = ['image', 'video', 'audio', 'document'];
 
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: errorBodySchema } },
-});
-
 function routeFor(kind: MediaKind) {
-  const properties: Record<string, { type: 'string'; format?: string; enum?: string[] }> = {
+  const properties: Parameters<typeof multipartSendRequest>[1] = {
     [kind]: { type: 'string', format: 'binary' },
     to: { type: 'string' },
   };
@@ -27,26 +22,8 @@ function routeFor(kind: MediaKind) {
     method: 'post',
     path: `/accounts/{accountId}/message/send/${kind}`,
     summary: `Send ${kind === 'audio' || kind === 'image' ? 'an' : 'a'} ${kind} (multipart, at most 50 MB)`,
-    request: {
-      params: z.object({ accountId: accountIdParam }),
-      headers: idempotencyHeaders,
-      // A plain OpenAPI schema, not zod: a zod form schema would make the validator buffer the
-      // whole body. receiveUpload streams it instead.
-      body: {
-        content: { 'multipart/form-data': { schema: { type: 'object', required: [kind, 'to'], properties } } },
-      },
-    },
-    responses: {
-      200: {
-        description: 'Sent',
-        content: { 'application/json': { schema: z.object({ ok: z.literal(true), messageId: z.string() }) } },
-      },
-      400: errorResponse('Malformed multipart body, missing field, bad JID, bad ptt or wrong file type'),
-      404: errorResponse('Account not found'),
-      409: errorResponse('Idempotency-Key reused with a different request'),
-      413: errorResponse('File too large (max 50 MB)'),
-      500: errorResponse('internal_error'),
-    },
+    request: multipartSendRequest([kind, 'to'], properties),
+    responses: { 200: sentResponse, ...uploadSendErrors('Malformed multipart body, missing field, bad JID, bad ptt or wrong file type') },
   });
 }
 

@@ -5,12 +5,13 @@ import { MESSAGE_ID_PATTERN } from '../core/jid.js';
 import { jidSchema } from '../core/schemas/jid.js';
 import { findMessage } from '../core/store/messages.js';
 import { idempotentRequest } from './idempotency.js';
-import { accountOf } from './known-account.js';
-import { newRouter } from './router.js';
-import { doneResponse, jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
+import { accountOf } from './http/known-account.js';
+import { messageResponse } from './http/responses.js';
+import { newRouter } from './http/router.js';
+import { jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
 import { sendAndWait, type SendRequest } from './send-wait.js';
-import type { AppEnv, Services } from './services.js';
-import { requiredString } from './validation.js';
+import type { AppEnv, Services } from './http/services.js';
+import { requiredString } from './http/validation.js';
 
 /**
  * Sends of the kinds beyond text and media (location, contact, poll), and edit and forward of a
@@ -187,7 +188,7 @@ const edit = createRoute({
   summary: 'Edit a text message this account sent (within 15 minutes of sending)',
   request: jsonBody(editBody),
   responses: {
-    200: doneResponse('Edited'),
+    200: messageResponse('Edited'),
     ...errors,
   },
 });

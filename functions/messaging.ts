@@ -4,12 +4,13 @@ import { MESSAGE_ID_PATTERN } from '../core/jid.js';
 import { jidSchema } from '../core/schemas/jid.js';
 import { findMessage } from '../core/store/messages.js';
 import { idempotentRequest } from './idempotency.js';
-import { accountOf } from './known-account.js';
-import { newRouter } from './router.js';
-import { doneResponse, jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
+import { accountOf } from './http/known-account.js';
+import { messageResponse } from './http/responses.js';
+import { newRouter } from './http/router.js';
+import { jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
 import { sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './services.js';
-import { requiredString } from './validation.js';
+import type { AppEnv, Services } from './http/services.js';
+import { requiredString } from './http/validation.js';
 
 /** WhatsApp's own limit; longer text answers `internal_error` (docs/api.md). */
 const MAX_TEXT_LENGTH = 4096;
@@ -55,7 +56,7 @@ const deleteBody = z
   .pipe(z.object({ to: jidSchema('to'), messageId: messageIdField('messageId') }));
 
 const errors = sendErrors();
-const messageResponse = doneResponse();
+const doneResponse = messageResponse('Done');
 
 const jsonBody = jsonSendRequest;
 
@@ -78,14 +79,14 @@ const react = createRoute({
   path: '/accounts/{accountId}/message/react',
   summary: 'React to a message with an emoji',
   request: jsonBody(reactBody),
-  responses: { 200: messageResponse, ...errors },
+  responses: { 200: doneResponse, ...errors },
 });
 const remove = createRoute({
   method: 'post',
   path: '/accounts/{accountId}/message/delete',
   summary: 'Delete a sent message for everyone',
   request: jsonBody(deleteBody),
-  responses: { 200: messageResponse, ...errors },
+  responses: { 200: doneResponse, ...errors },
 });
 
 function assertTextLength(text: string): void {

@@ -2,7 +2,7 @@ import { OperationFailedError, ValidationError } from '../core/errors.js';
 import { newCommandId } from '../core/ids.js';
 import { isFinalPairingCodeStatus, type PairingCodeRequest } from '../core/schemas/pairing-code.js';
 import { failPendingPairingCodeRequest, findPairingCodeRequest, putPendingPairingCodeRequest } from '../core/store/pairing-codes.js';
-import type { Services } from './services.js';
+import type { Services } from './http/services.js';
 
 export const ALREADY_CONNECTED = 'Account is already connected';
 

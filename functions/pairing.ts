@@ -1,10 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { ValidationError } from '../core/errors.js';
-import { accountOf, knownAccount } from './known-account.js';
+import { accountOf, knownAccount } from './http/known-account.js';
 import { ALREADY_CONNECTED, requestPairingCode } from './pairing-code-wait.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonContent, jsonResponse } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 
 const PHONE_NUMBER_ERROR = 'phoneNumber must be digits with country code';
 
@@ -29,31 +30,25 @@ const body = z.object({
     .openapi({ type: 'string', example: '+1 555-123-4567', description: 'Country code and number of the phone that will link' }),
 });
 
-const errorContent = { 'application/json': { schema: errorBodySchema } };
-
 const pairingCode = createRoute({
   method: 'post',
   path: '/accounts/{accountId}/pairing-code',
   summary: 'Get a code to link the account by phone number instead of scanning the QR',
   description:
     'The 8-character code is entered on the phone in WhatsApp > Linked devices > Link with phone number, before `expiresAt`. It is logged too.',
-  request: { params, body: { required: true, content: { 'application/json': { schema: body } } } },
+  request: { params, body: { required: true, content: jsonContent(body) } },
   responses: {
-    200: {
-      description: 'The code to enter on the phone',
-      content: {
-        'application/json': {
-          schema: z.object({
-            ok: z.literal(true),
-            code: z.string().openapi({ example: 'ABCD1234' }),
-            expiresAt: z.number().int().openapi({ description: 'Unix ms' }),
-          }),
-        },
-      },
-    },
-    400: { description: 'Bad phoneNumber, or the account is already connected', content: errorContent },
-    404: { description: 'Account not found', content: errorContent },
-    500: { description: 'internal_error: the connector gave no code in time', content: errorContent },
+    200: jsonResponse(
+      z.object({
+        ok: z.literal(true),
+        code: z.string().openapi({ example: 'ABCD1234' }),
+        expiresAt: z.number().int().openapi({ description: 'Unix ms' }),
+      }),
+      'The code to enter on the phone',
+    ),
+    400: errorResponse('Bad phoneNumber, or the account is already connected'),
+    404: errorResponse('Account not found'),
+    500: errorResponse('internal_error: the connector gave no code in time'),
   },
 });
 

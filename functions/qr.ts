@@ -3,9 +3,10 @@ import { NotFoundError } from '../core/errors.js';
 import { qrPng, qrSvg } from '../core/qr-image.js';
 import { getAccount } from '../core/store/accounts.js';
 import { findQr } from '../core/store/qr.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 
 const EXAMPLE_QR = '2@Xk3kZ0bW9ja1FSdGV4dA==,dGhlIHB1YmxpYyBub2lzZSBrZXk=,aWRlbnRpdHkga2V5,YWR2IHNlY3JldA==';
 
@@ -41,11 +42,8 @@ const qr = createRoute({
         'image/svg+xml': { schema: z.string().openapi({ example: '<svg xmlns="http://www.w3.org/2000/svg" …</svg>' }) },
       },
     },
-    400: { description: 'Unknown format', content: { 'application/json': { schema: errorBodySchema } } },
-    404: {
-      description: 'Account not found, or No QR code available (connected, not started, logged out, first QR not there yet)',
-      content: { 'application/json': { schema: errorBodySchema } },
-    },
+    400: errorResponse('Unknown format'),
+    404: errorResponse('Account not found, or No QR code available (connected, not started, logged out, first QR not there yet)'),
   },
 });
 

@@ -12,7 +12,7 @@ import { isFinalStatus, type Outbound } from '../core/schemas/outbound.js';
 import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../core/store/idempotency.js';
 import { failPendingOutbound, findOutbound, putPendingOutbound } from '../core/store/outbound.js';
 import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
-import type { Services } from './services.js';
+import type { Services } from './http/services.js';
 
 interface SendIds {
   messageId: string;

@@ -6,9 +6,9 @@ import { loadConfig } from '../core/config.js';
 import { logger as rootLogger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createApp } from './app.js';
-import { warnWhenOpen } from './auth.js';
+import { warnWhenOpen } from './http/auth.js';
 import { answerEarlyCleanly } from './early-answer.js';
-import type { AppDeps } from './services.js';
+import type { AppDeps } from './http/services.js';
 
 export interface ApiServer {
   url: string;

@@ -1,51 +1,26 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { ValidationError } from '../core/errors.js';
-import { idempotencyHeaders, idempotentRequest, storedFileSha256 } from './idempotency.js';
-import { accountOf } from './known-account.js';
+import { idempotentRequest, storedFileSha256 } from './idempotency.js';
+import { accountOf } from './http/known-account.js';
 import { readMediaSendFields } from './media-fields.js';
-import { newRouter } from './router.js';
+import { newRouter } from './http/router.js';
+import { multipartSendRequest, sentResponse, uploadSendErrors } from './send-route-parts.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './services.js';
+import type { AppEnv, Services } from './http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
 
 /**
  * POST .../message/send/sticker: the media sends' upload (media-sends.ts: streamed, type judged
  * by the file's bytes, stored only when it may be sent), for a WebP, PNG, JPEG or GIF. The
  * connector makes the 512×512 WebP (connector/media/sticker.ts; sharp is not loaded here).
  */
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorBodySchema } } });
 
 const sendSticker = createRoute({
   method: 'post',
   path: '/accounts/{accountId}/message/send/sticker',
   summary: 'Send a sticker (multipart: WebP, PNG, JPEG or GIF, fitted into a 512×512 WebP; animated stays animated)',
-  request: {
-    params: z.object({ accountId: accountIdParam }),
-    headers: idempotencyHeaders,
-    body: {
-      content: {
-        'multipart/form-data': {
-          schema: {
-            type: 'object',
-            required: ['sticker', 'to'],
-            properties: { sticker: { type: 'string', format: 'binary' }, to: { type: 'string' } },
-          },
-        },
-      },
-    },
-  },
-  responses: {
-    200: {
-      description: 'Sent',
-      content: { 'application/json': { schema: z.object({ ok: z.literal(true), messageId: z.string() }) } },
-    },
-    400: errorResponse('Malformed multipart body, missing field, bad JID or wrong file type'),
-    404: errorResponse('Account not found'),
-    409: errorResponse('Idempotency-Key reused with a different request'),
-    413: errorResponse('File too large (max 50 MB)'),
-    500: errorResponse('internal_error'),
-  },
+  request: multipartSendRequest(['sticker', 'to'], { sticker: { type: 'string', format: 'binary' }, to: { type: 'string' } }),
+  responses: { 200: sentResponse, ...uploadSendErrors('Malformed multipart body, missing field, bad JID or wrong file type') },
 });
 
 export function stickerSendRoutes(services: Services): OpenAPIHono<AppEnv> {

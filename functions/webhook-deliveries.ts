@@ -2,9 +2,10 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { NotFoundError } from '../core/errors.js';
 import { listDeliveries } from '../core/store/webhook-deliveries.js';
 import { listWebhooks } from '../core/store/webhooks.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { errorBodySchema, pageQuery, type IssueParams } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse, jsonResponse } from './http/responses.js';
+import { pageQuery, type IssueParams } from './http/validation.js';
 
 const WEBHOOK_NOT_FOUND = 'Webhook not found';
 const STATUSES = ['pending', 'failed', 'delivered'] as const;
@@ -38,12 +39,12 @@ const deliveries = createRoute({
   summary: "A webhook's latest deliveries (kept 7 days), newest first",
   request: { params: z.object({ webhookId: webhookIdParam }), query },
   responses: {
-    200: {
-      description: 'One entry per event sent to the webhook, with its latest attempt',
-      content: { 'application/json': { schema: z.object({ ok: z.literal(true), deliveries: z.array(deliveryView) }) } },
-    },
-    400: { description: 'Bad status or limit', content: { 'application/json': { schema: errorBodySchema } } },
-    404: { description: WEBHOOK_NOT_FOUND, content: { 'application/json': { schema: errorBodySchema } } },
+    200: jsonResponse(
+      z.object({ ok: z.literal(true), deliveries: z.array(deliveryView) }),
+      'One entry per event sent to the webhook, with its latest attempt',
+    ),
+    400: errorResponse('Bad status or limit'),
+    404: errorResponse(WEBHOOK_NOT_FOUND),
   },
 });
 

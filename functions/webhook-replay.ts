@@ -4,9 +4,10 @@ import { ValidationError } from '../core/errors.js';
 import { ACCOUNT_ID_PATTERN } from '../core/jid.js';
 import { getAccount } from '../core/store/accounts.js';
 import { replayMessageEvents } from '../core/webhook-replay.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 import { webhookIdParam, webhookOf } from './webhook-fields.js';
 
 const unixMs = (name: string) =>
@@ -36,11 +37,6 @@ const accepted = z.object({
   ok: z.literal(true),
   queued: z.number().int().openapi({ description: 'Events enqueued for this webhook' }),
 });
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(errorBodySchema, description);
 const invalid = error(
   `since is required; since/until must be a Unix time in milliseconds; since must not be after until; ${NO_MESSAGE_EVENTS}; or ${OUT_OF_SCOPE}`,
 );
@@ -54,7 +50,7 @@ const replay = createRoute({
   description: `${HOW} With \`API_KEY\` set: admin keys only.`,
   request: {
     params: z.object({ webhookId: webhookIdParam }),
-    body: { required: true, content: { 'application/json': { schema: body } } },
+    body: { required: true, content: jsonContent(body) },
   },
   responses: { 202: json(accepted, 'Enqueued'), 400: invalid, 404: error('Webhook not found, or Account not found') },
 });
@@ -66,7 +62,7 @@ const replayScoped = createRoute({
   description: `${HOW} An access key of this account may call it; a webhook of another scope is not found here.`,
   request: {
     params: z.object({ accountId: accountIdParam, webhookId: webhookIdParam }),
-    body: { required: true, content: { 'application/json': { schema: body } } },
+    body: { required: true, content: jsonContent(body) },
   },
   responses: { 202: json(accepted, 'Enqueued'), 400: invalid, 404: error('Account not found, or Webhook not found') },
 });

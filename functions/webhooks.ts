@@ -5,9 +5,10 @@ import { FORBIDDEN_TARGET_MESSAGE as FORBIDDEN_TARGET, checkWebhookTarget } from
 import { isHttpUrl, type WebhookRegistration } from '../core/schemas/webhook.js';
 import { getAccount } from '../core/store/accounts.js';
 import { deleteWebhook, listAccountWebhooks, listWebhooks, registerWebhook } from '../core/store/webhooks.js';
-import { newRouter } from './router.js';
-import type { AppEnv, Services } from './services.js';
-import { accountIdParam, errorBodySchema } from './validation.js';
+import { newRouter } from './http/router.js';
+import type { AppEnv, Services } from './http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json } from './http/responses.js';
+import { accountIdParam } from './http/validation.js';
 import { WEBHOOK_NOT_FOUND, webhookEventsField, webhookIdParam, webhookOf } from './webhook-fields.js';
 
 const INVALID_URL = 'url must be a valid http or https URL';
@@ -70,11 +71,6 @@ const registered = z.object({ ok: z.literal(true), url: z.string(), created: z.b
 const listed = z.object({ ok: z.literal(true), webhooks: z.array(webhookView) });
 const deleted = z.object({ ok: z.literal(true), message: z.literal('Webhook deleted') });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(errorBodySchema, description);
 const invalidBody = error(
   `${INVALID_URL}; ${FORBIDDEN_TARGET} (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; or ${INVALID_SECRET}`,
 );
@@ -86,7 +82,7 @@ const register = createRoute({
   path: '/webhooks',
   summary: "Register a URL that receives every account's events (default: inbound messages)",
   description: `${adminWhenKeysAreOn} The same URL again answers 200 with the same webhookId and replaces \`events\` and \`secret\` with those given.`,
-  request: { body: { required: true, content: { 'application/json': { schema: body } } } },
+  request: { body: { required: true, content: jsonContent(body) } },
   responses: {
     201: json(registered, 'A new registration'),
     200: json(registered, 'Already registered (its events and secret replaced by those given)'),
@@ -101,7 +97,7 @@ const registerScoped = createRoute({
   description: `${accountKeyToo} The same URL again for this account answers 200 with the same webhookId and replaces \`events\` and \`secret\` with those given.`,
   request: {
     params: z.object({ accountId: accountIdParam }),
-    body: { required: true, content: { 'application/json': { schema: body } } },
+    body: { required: true, content: jsonContent(body) },
   },
   responses: {
     201: json(registered, 'A new registration'),

@@ -17,7 +17,7 @@ const apiKeySchema = z.object({
   keyId: z.string(),
   name: z.string().optional(),
   createdAt: z.string(),
-  /** Unix milliseconds; refreshed at most once a minute (see functions/auth.ts). */
+  /** Unix milliseconds; refreshed at most once a minute (see functions/http/auth.ts). */
   lastUsedAt: z.number().int().optional(),
 });
 export type ApiKey = z.infer<typeof apiKeySchema>;

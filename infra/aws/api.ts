@@ -85,7 +85,7 @@ export class GatewayApi extends Construct {
     }
   }
 
-  /** functions/admin-key-secret.ts reads the secret through the extension (`paramsAndSecrets`) at cold start. */
+  /** functions/http/admin-key-secret.ts reads the secret through the extension (`paramsAndSecrets`) at cold start. */
   private readAdminKeyFrom(secretArn: string, role: iam.Role): void {
     this.function.addEnvironment('API_KEY_SECRET_ARN' satisfies keyof Config, secretArn);
     role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secretArn] }));

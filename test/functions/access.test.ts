@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { findAccount } from '../../core/store/accounts.js';
 import { tableOf } from '../../core/store/table.js';
 import { createApp } from '../../functions/app.js';
-import { warnWhenOpen } from '../../functions/auth.js';
+import { warnWhenOpen } from '../../functions/http/auth.js';
 import { startApiServer } from '../../functions/server.js';
 import { logSink } from '../support/log-sink.js';
 import { startApiStack, type TestApi } from '../support/test-api.js';

@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { NotFoundError } from '../core/errors.js';
-import { ACCOUNT_ID_PATTERN } from '../core/jid.js';
-import type { Account } from '../core/schemas/account.js';
-import { getAccount } from '../core/store/accounts.js';
-import type { Table } from '../core/store/table.js';
+import { NotFoundError } from '../../core/errors.js';
+import { ACCOUNT_ID_PATTERN } from '../../core/jid.js';
+import type { Account } from '../../core/schemas/account.js';
+import { getAccount } from '../../core/store/accounts.js';
+import type { Table } from '../../core/store/table.js';
 import type { AppEnv } from './services.js';
 
 /**

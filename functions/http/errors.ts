@@ -9,7 +9,7 @@ import {
   OperationFailedError,
   PayloadTooLargeError,
   ValidationError,
-} from '../core/errors.js';
+} from '../../core/errors.js';
 import type { AppEnv } from './services.js';
 
 /** The error body of docs/api.md: `{ok: false, error}`, plus `detail` for 500 `internal_error`. */

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN } from '../core/jid.js';
-import { jidSchema } from '../core/schemas/jid.js';
+import { ACCOUNT_ID_PATTERN, MESSAGE_ID_PATTERN } from '../../core/jid.js';
+import { jidSchema } from '../../core/schemas/jid.js';
 
 /**
  * Schemas shared by the routes. Error messages are the client-facing strings (the app's
@@ -65,5 +65,3 @@ export const pageQuery = z.object({
  */
 export const requiredString = (message: string) =>
   z.string({ error: message }).refine((value) => value.trim().length > 0, { error: message });
-
-export const errorBodySchema = z.object({ ok: z.literal(false), error: z.string(), detail: z.string().optional() }).openapi('Error');

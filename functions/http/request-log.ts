@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import type { Logger } from '../core/logger.js';
+import type { Logger } from '../../core/logger.js';
 import type { AppEnv } from './services.js';
 
 /**

@@ -1,10 +1,10 @@
-import type { AwsClients } from '../core/aws.js';
-import type { Config } from '../core/config.js';
-import type { Logger } from '../core/logger.js';
-import type { Account } from '../core/schemas/account.js';
-import { mediaStoreOf, type MediaStore } from '../core/media-store.js';
-import { createQueues, type Queues } from '../core/queues.js';
-import { tableOf, type Table } from '../core/store/table.js';
+import type { AwsClients } from '../../core/aws.js';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/logger.js';
+import type { Account } from '../../core/schemas/account.js';
+import { mediaStoreOf, type MediaStore } from '../../core/media-store.js';
+import { createQueues, type Queues } from '../../core/queues.js';
+import { tableOf, type Table } from '../../core/store/table.js';
 
 /** What the HTTP app needs, built once per process (per Lambda container). */
 export interface AppDeps {
