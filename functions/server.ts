@@ -7,7 +7,7 @@ import { logger as rootLogger } from '../core/logger.js';
 import { ensureResources } from '../core/resources.js';
 import { createApp } from './app.js';
 import { warnWhenOpen } from './http/auth.js';
-import { answerEarlyCleanly } from './early-answer.js';
+import { answerEarlyCleanly } from './messages/early-answer.js';
 import type { AppDeps } from './http/services.js';
 
 export interface ApiServer {

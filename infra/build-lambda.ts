@@ -3,7 +3,7 @@ import { isBuiltin } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES, swaggerUiPackageFolder } from '../functions/docs.js';
+import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES, swaggerUiPackageFolder } from '../functions/system/docs.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -61,7 +61,7 @@ const withoutZodLocales: Plugin = {
 /**
  * Bundles functions/lambda.ts into one minified ESM file, `<outdir>/index.mjs`, with every
  * dependency inside (the AWS SDK too: the runtime's copy may lag the version we test against),
- * and copies the Swagger UI files `/docs` serves into `<outdir>/swagger-ui/` (functions/docs.ts
+ * and copies the Swagger UI files `/docs` serves into `<outdir>/swagger-ui/` (functions/system/docs.ts
  * looks for them there, beside the module).
  */
 export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {

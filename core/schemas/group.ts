@@ -49,7 +49,7 @@ export const groupOperationSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('update'), groupId: z.string(), subject: z.string().optional(), description: z.string().optional() }),
   z.object({ op: z.literal('invite'), groupId: z.string() }),
   z.object({ op: z.literal('leave'), groupId: z.string() }),
-  // Not group operations, but the same kind of question for the live socket (functions/contacts.ts):
+  // Not group operations, but the same kind of question for the live socket (functions/groups/contacts.ts):
   // they ride the `group` command and its request record rather than a copy of both.
   z.object({ op: z.literal('contact_exists'), phone: z.string() }),
   z.object({ op: z.literal('contact_picture'), jid: z.string() }),

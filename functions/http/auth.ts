@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../../core/logger.js';
 import { hashKey, sameHash, touchApiKey, verifyAccountKey } from '../../core/store/api-keys.js';
-import { DOCS_PATHS } from '../docs.js';
+import { DOCS_PATHS } from '../system/docs.js';
 import type { ErrorBody } from './errors.js';
 import type { AppEnv, Services } from './services.js';
 

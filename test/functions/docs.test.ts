@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createClients } from '../../core/aws.js';
 import { loadConfig } from '../../core/config.js';
 import { createApp } from '../../functions/app.js';
-import { SWAGGER_UI_ASSETS, swaggerUiPackageFolder } from '../../functions/docs.js';
+import { SWAGGER_UI_ASSETS, swaggerUiPackageFolder } from '../../functions/system/docs.js';
 
 /**
  * The /docs page and its assets never touch AWS: the clients point at a closed port, so a

@@ -32,7 +32,7 @@ afterAll(async () => {
 
 /**
  * A registration as the store keeps it, written directly: scope, filter and secret without
- * going through the registration routes (functions/webhooks.ts is tested on its own).
+ * going through the registration routes (functions/webhooks/registrations.ts is tested on its own).
  */
 async function putRegistration(registration: WebhookRegistration): Promise<void> {
   await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...webhookKey(registration.url), ...registration } }));

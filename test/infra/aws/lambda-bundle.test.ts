@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { apiLambdaHandler } from '../../../infra/aws/api.js';
 import { buildLambdaBundle, type LambdaBundle } from '../../../infra/build-lambda.js';
-import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES } from '../../../functions/docs.js';
+import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES } from '../../../functions/system/docs.js';
 import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 /** The artifact the stack deploys: built once here, checked, then invoked in-process. */

@@ -1,14 +1,14 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { ValidationError } from '../core/errors.js';
-import { ACCOUNT_ID_PATTERN } from '../core/jid.js';
-import { getAccount } from '../core/store/accounts.js';
-import { replayMessageEvents } from '../core/webhook-replay.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse as error, jsonContent, jsonResponse as json } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
-import { webhookIdParam, webhookOf } from './webhook-fields.js';
+import { ValidationError } from '../../core/errors.js';
+import { ACCOUNT_ID_PATTERN } from '../../core/jid.js';
+import { getAccount } from '../../core/store/accounts.js';
+import { replayMessageEvents } from '../../core/webhook-replay.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
+import { webhookIdParam, webhookOf } from './fields.js';
 
 const unixMs = (name: string) =>
   z

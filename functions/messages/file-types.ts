@@ -1,6 +1,6 @@
 import { fileTypeFromBuffer } from 'file-type/core';
-import { ValidationError } from '../core/errors.js';
-import type { MediaKind } from '../core/schemas/command.js';
+import { ValidationError } from '../../core/errors.js';
+import type { MediaKind } from '../../core/schemas/command.js';
 
 /** Bytes file-type needs to recognise every format it knows. */
 export const SNIFF_BYTES = 4100;

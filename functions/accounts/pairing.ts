@@ -1,11 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { ValidationError } from '../core/errors.js';
-import { accountOf, knownAccount } from './http/known-account.js';
+import { ValidationError } from '../../core/errors.js';
+import { accountOf, knownAccount } from '../http/known-account.js';
 import { ALREADY_CONNECTED, requestPairingCode } from './pairing-code-wait.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse, jsonContent, jsonResponse } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse, jsonContent, jsonResponse } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
 const PHONE_NUMBER_ERROR = 'phoneNumber must be digits with country code';
 

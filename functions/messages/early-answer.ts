@@ -27,7 +27,7 @@ export function answerEarlyCleanly(fetch: Fetch): Fetch {
     if (!(incoming instanceof IncomingMessage) || incoming.complete || incoming.destroyed) return response;
 
     const stopped = clientStoppedSending(incoming, LINGER_MS);
-    // A body nobody read is read here; one the handler holds is drained by it (functions/upload.ts).
+    // A body nobody read is read here; one the handler holds is drained by it (upload.ts).
     if (request.body && !request.body.locked) void request.body.pipeTo(new WritableStream()).catch(() => undefined);
 
     // Answers given before the body is read are error bodies: small, so buffered to get their length.

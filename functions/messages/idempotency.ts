@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
-import { OperationFailedError } from '../core/errors.js';
-import { getStream, type MediaStore } from '../core/media-store.js';
+import { OperationFailedError } from '../../core/errors.js';
+import { getStream, type MediaStore } from '../../core/media-store.js';
 
 /**
  * The Idempotency-Key header of the send routes: the same key on the same account within a day
- * answers what the first request answered and sends nothing again (functions/send-wait.ts does
- * the claiming and the waiting). Here: the header's schema and the request's fingerprint.
+ * answers what the first request answered and sends nothing again (send-wait.ts does the
+ * claiming and the waiting). Here: the header's schema and the request's fingerprint.
  */
 const IDEMPOTENCY_KEY_ERROR = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
 export const IDEMPOTENCY_CONFLICT_ERROR = 'Idempotency-Key reused with a different request';

@@ -1,10 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { readWaVersion, type StoredWaVersion } from '../core/store/wa-version.js';
-import type { Table } from '../core/store/table.js';
-import { WA_VERSION_SOURCES, waVersionText } from '../core/wa-version.js';
-import { jsonResponse } from './http/responses.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
+import { readWaVersion, type StoredWaVersion } from '../../core/store/wa-version.js';
+import type { Table } from '../../core/store/table.js';
+import { WA_VERSION_SOURCES, waVersionText } from '../../core/wa-version.js';
+import { jsonResponse } from '../http/responses.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
 
 const ping = createRoute({
   method: 'get',

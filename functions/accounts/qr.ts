@@ -1,12 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { NotFoundError } from '../core/errors.js';
-import { qrPng, qrSvg } from '../core/qr-image.js';
-import { getAccount } from '../core/store/accounts.js';
-import { findQr } from '../core/store/qr.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { NotFoundError } from '../../core/errors.js';
+import { qrPng, qrSvg } from '../../core/qr-image.js';
+import { getAccount } from '../../core/store/accounts.js';
+import { findQr } from '../../core/store/qr.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
 const EXAMPLE_QR = '2@Xk3kZ0bW9ja1FSdGV4dA==,dGhlIHB1YmxpYyBub2lzZSBrZXk=,aWRlbnRpdHkga2V5,YWR2IHNlY3JldA==';
 

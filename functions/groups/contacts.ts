@@ -1,12 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { jidSchema } from '../core/schemas/jid.js';
-import type { GroupOperation } from '../core/schemas/group.js';
-import { getAccount } from '../core/store/accounts.js';
+import { jidSchema } from '../../core/schemas/jid.js';
+import type { GroupOperation } from '../../core/schemas/group.js';
+import { getAccount } from '../../core/store/accounts.js';
 import { runGroupOperation } from './group-wait.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse, jsonContent as json } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse, jsonContent as json } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
 const PHONE_ERROR = 'phone must be 6 to 15 digits with country code';
 
@@ -70,7 +70,7 @@ const picture = createRoute({
 /**
  * Questions about a contact that only WhatsApp can answer: params are judged first (400), then
  * the account is looked up (404) and must be connected. They run on the live socket through
- * the same request/answer path as the group operations (functions/group-wait.ts).
+ * the same request/answer path as the group operations (group-wait.ts).
  */
 export function contactRoutes(services: Services): OpenAPIHono<AppEnv> {
   const run = async <T>(accountId: string, operation: GroupOperation) =>

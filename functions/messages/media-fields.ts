@@ -1,6 +1,6 @@
-import { ValidationError } from '../core/errors.js';
-import type { MediaKind } from '../core/schemas/command.js';
-import { jidSchema } from '../core/schemas/jid.js';
+import { ValidationError } from '../../core/errors.js';
+import type { MediaKind } from '../../core/schemas/command.js';
+import { jidSchema } from '../../core/schemas/jid.js';
 
 const MAX_CAPTION_LENGTH = 1024;
 

@@ -1,10 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { newCommandId } from '../core/ids.js';
-import { getAccount, updateAccountStatus } from '../core/store/accounts.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse, jsonResponse, messageResponse } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { newCommandId } from '../../core/ids.js';
+import { getAccount, updateAccountStatus } from '../../core/store/accounts.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse, jsonResponse, messageResponse } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
 const params = z.object({ accountId: accountIdParam });
 const notFound = errorResponse('Account not found');

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import busboy from 'busboy';
-import { AccountNotConnectedError, ConflictError, PayloadTooLargeError, ValidationError } from '../core/errors.js';
-import { newUploadId } from '../core/ids.js';
-import { uploadObjectKey } from '../core/keys.js';
-import { deleteObject, putStream, type MediaStore } from '../core/media-store.js';
+import { AccountNotConnectedError, ConflictError, PayloadTooLargeError, ValidationError } from '../../core/errors.js';
+import { newUploadId } from '../../core/ids.js';
+import { uploadObjectKey } from '../../core/keys.js';
+import { deleteObject, putStream, type MediaStore } from '../../core/media-store.js';
 import { detectMediaType, SNIFF_BYTES, type UploadKind } from './file-types.js';
 
 /** Room for the multipart boundaries and the small text fields beside the file. */
@@ -66,7 +66,7 @@ function checkUploadHeaders(headers: Headers, maxBytes: number): void {
  * sample and lib-storage's part buffers. Too large: PayloadTooLargeError as soon as the limit is
  * passed. Any failure (too large, wrong type, malformed body, a bad field) leaves nothing in S3,
  * and the rest of the body is read and dropped, so the connection stays in step with the client
- * until the answer is out (functions/early-answer.ts closes it cleanly).
+ * until the answer is out (early-answer.ts closes it cleanly).
  * The same code serves Lambda, whose body arrives whole but is read through the same stream.
  */
 export async function receiveUpload(request: Request, options: ReceiveOptions): Promise<ReceivedForm> {

@@ -1,16 +1,16 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { presenceStateSchema } from '../core/schemas/command.js';
-import { jidSchema } from '../core/schemas/jid.js';
-import { accountOf, knownAccount } from './http/known-account.js';
-import { newRouter } from './http/router.js';
-import { sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse, jsonContent, messageResponse } from './http/responses.js';
-import { accountIdParam, chatIdParam, requiredString } from './http/validation.js';
+import { presenceStateSchema } from '../../core/schemas/command.js';
+import { jidSchema } from '../../core/schemas/jid.js';
+import { accountOf, knownAccount } from '../http/known-account.js';
+import { newRouter } from '../http/router.js';
+import { sendAndWait } from '../messages/send-wait.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse, jsonContent, messageResponse } from '../http/responses.js';
+import { accountIdParam, chatIdParam, requiredString } from '../http/validation.js';
 
 /**
  * Actions that send no message: read receipts for a chat, and presence (typing, recording,
- * paused; available, unavailable). They go the way of a send (functions/send-wait.ts), so the
+ * paused; available, unavailable). They go the way of a send (functions/messages/send-wait.ts), so the
  * answer says whether the connector did it.
  */
 const errors = {

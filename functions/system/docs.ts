@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { Hono } from 'hono';
 import swaggerUiPackage from 'swagger-ui-dist/package.json' with { type: 'json' };
-import type { AppEnv } from './http/services.js';
+import type { AppEnv } from '../http/services.js';
 
 /**
  * `GET /docs`: Swagger UI over `/openapi.json`, served entirely by this API (no CDN, so it works

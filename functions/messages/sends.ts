@@ -1,16 +1,16 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { OperationFailedError, ValidationError } from '../core/errors.js';
-import { MESSAGE_ID_PATTERN } from '../core/jid.js';
-import { jidSchema } from '../core/schemas/jid.js';
-import { findMessage } from '../core/store/messages.js';
+import { OperationFailedError, ValidationError } from '../../core/errors.js';
+import { MESSAGE_ID_PATTERN } from '../../core/jid.js';
+import { jidSchema } from '../../core/schemas/jid.js';
+import { findMessage } from '../../core/store/messages.js';
 import { idempotentRequest } from './idempotency.js';
-import { accountOf } from './http/known-account.js';
-import { messageResponse } from './http/responses.js';
-import { newRouter } from './http/router.js';
-import { jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
+import { accountOf } from '../http/known-account.js';
+import { messageResponse } from '../http/responses.js';
+import { newRouter } from '../http/router.js';
+import { jsonSendRequest, sendErrors, sentResponse } from './route-parts.js';
 import { sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './http/services.js';
-import { requiredString } from './http/validation.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { requiredString } from '../http/validation.js';
 
 /** WhatsApp's own limit; longer text answers `internal_error` (docs/api.md). */
 const MAX_TEXT_LENGTH = 4096;

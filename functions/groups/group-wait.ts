@@ -1,11 +1,11 @@
 import { HTTPException } from 'hono/http-exception';
-import { NotFoundError, OperationFailedError, ValidationError } from '../core/errors.js';
-import { newCommandId } from '../core/ids.js';
-import type { Account } from '../core/schemas/account.js';
-import { isFinalGroupRequestStatus, type GroupOperation, type GroupRequest } from '../core/schemas/group.js';
-import { failPendingGroupRequest, findGroupRequest, putPendingGroupRequest } from '../core/store/group-requests.js';
-import { assertConnected } from './send-wait.js';
-import type { Services } from './http/services.js';
+import { NotFoundError, OperationFailedError, ValidationError } from '../../core/errors.js';
+import { newCommandId } from '../../core/ids.js';
+import type { Account } from '../../core/schemas/account.js';
+import { isFinalGroupRequestStatus, type GroupOperation, type GroupRequest } from '../../core/schemas/group.js';
+import { failPendingGroupRequest, findGroupRequest, putPendingGroupRequest } from '../../core/store/group-requests.js';
+import { assertConnected } from '../messages/send-wait.js';
+import type { Services } from '../http/services.js';
 
 /** What the API answers when WhatsApp refused a group operation. */
 function refusalError(request: GroupRequest): Error {
@@ -23,7 +23,7 @@ function refusalError(request: GroupRequest): Error {
 
 /**
  * Asks the connector to run a group operation on the account's live socket and waits (bounded)
- * for WhatsApp's answer, the way a pairing-code request does (functions/pairing-code-wait.ts): a
+ * for WhatsApp's answer, the way a pairing-code request does (functions/accounts/pairing-code-wait.ts): a
  * `pending` record with a deadline, the command, then polling. At the deadline the API fails the
  * request if no connector took it (so none will); one taken in time gets SEND_SETTLE_MS more.
  */

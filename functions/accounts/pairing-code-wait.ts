@@ -1,14 +1,14 @@
-import { OperationFailedError, ValidationError } from '../core/errors.js';
-import { newCommandId } from '../core/ids.js';
-import { isFinalPairingCodeStatus, type PairingCodeRequest } from '../core/schemas/pairing-code.js';
-import { failPendingPairingCodeRequest, findPairingCodeRequest, putPendingPairingCodeRequest } from '../core/store/pairing-codes.js';
-import type { Services } from './http/services.js';
+import { OperationFailedError, ValidationError } from '../../core/errors.js';
+import { newCommandId } from '../../core/ids.js';
+import { isFinalPairingCodeStatus, type PairingCodeRequest } from '../../core/schemas/pairing-code.js';
+import { failPendingPairingCodeRequest, findPairingCodeRequest, putPendingPairingCodeRequest } from '../../core/store/pairing-codes.js';
+import type { Services } from '../http/services.js';
 
 export const ALREADY_CONNECTED = 'Account is already connected';
 
 /**
  * Asks the connector for a pairing code and waits (bounded) for its answer, the way a send
- * waits (functions/send-wait.ts): a `pending` request record with a deadline, the command, then
+ * waits (functions/messages/send-wait.ts): a `pending` request record with a deadline, the command, then
  * polling. At the deadline the API fails the request if no connector took it (so none will);
  * one taken in time gets SEND_SETTLE_MS more to answer.
  */

@@ -1,15 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { ValidationError } from '../core/errors.js';
-import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '../core/jid.js';
-import { newCommandId } from '../core/ids.js';
-import { lastDisconnectSchema, type Account } from '../core/schemas/account.js';
-import { deleteAccountData } from '../core/store/account-deletion.js';
-import { createAccount, deleteAccountRecord, getAccount, listAccountViews } from '../core/store/accounts.js';
-import { releaseCollection } from '../core/store/collection-claims.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse as error, jsonContent, jsonResponse as json, messageResponse } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { ValidationError } from '../../core/errors.js';
+import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '../../core/jid.js';
+import { newCommandId } from '../../core/ids.js';
+import { lastDisconnectSchema, type Account } from '../../core/schemas/account.js';
+import { deleteAccountData } from '../../core/store/account-deletion.js';
+import { createAccount, deleteAccountRecord, getAccount, listAccountViews } from '../../core/store/accounts.js';
+import { releaseCollection } from '../../core/store/collection-claims.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json, messageResponse } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
 const createBody = z.object({
   id: z.string({ error: 'id is required' }).min(1, { error: 'id is required' }),

@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { idempotencyHeaders } from './idempotency.js';
-import { errorResponse, jsonContent, jsonResponse } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { errorResponse, jsonContent, jsonResponse } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
-/** The OpenAPI pieces the send routes share (functions/messaging.ts, message-kinds.ts, media-sends.ts, sticker-send.ts). */
+/** The OpenAPI pieces the send routes share (sends.ts, kinds.ts, media-sends.ts, sticker.ts). */
 const params = z.object({ accountId: accountIdParam });
 
 /** A send's error answers; `notFound` says what a 404 means on that route. */

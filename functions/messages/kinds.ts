@@ -1,21 +1,21 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { NotFoundError, ValidationError } from '../core/errors.js';
-import { whyNotEditable } from '../core/edit-window.js';
-import { MESSAGE_ID_PATTERN } from '../core/jid.js';
-import { jidSchema } from '../core/schemas/jid.js';
-import { findMessage } from '../core/store/messages.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { whyNotEditable } from '../../core/edit-window.js';
+import { MESSAGE_ID_PATTERN } from '../../core/jid.js';
+import { jidSchema } from '../../core/schemas/jid.js';
+import { findMessage } from '../../core/store/messages.js';
 import { idempotentRequest } from './idempotency.js';
-import { accountOf } from './http/known-account.js';
-import { messageResponse } from './http/responses.js';
-import { newRouter } from './http/router.js';
-import { jsonSendRequest, sendErrors, sentResponse } from './send-route-parts.js';
+import { accountOf } from '../http/known-account.js';
+import { messageResponse } from '../http/responses.js';
+import { newRouter } from '../http/router.js';
+import { jsonSendRequest, sendErrors, sentResponse } from './route-parts.js';
 import { sendAndWait, type SendRequest } from './send-wait.js';
-import type { AppEnv, Services } from './http/services.js';
-import { requiredString } from './http/validation.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { requiredString } from '../http/validation.js';
 
 /**
  * Sends of the kinds beyond text and media (location, contact, poll), and edit and forward of a
- * stored message. Each body is checked in two steps, as in messaging.ts: the required fields,
+ * stored message. Each body is checked in two steps, as in sends.ts: the required fields,
  * then their form; both before the account's state. The connector builds the content (vCards
  * included), so nothing heavy is imported here.
  */

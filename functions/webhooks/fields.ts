@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { NotFoundError } from '../core/errors.js';
-import { webhookEventNameSchema } from '../core/schemas/webhook-event.js';
-import type { WebhookRegistration } from '../core/schemas/webhook.js';
-import { findWebhook } from '../core/store/webhooks.js';
-import type { Table } from '../core/store/table.js';
+import { NotFoundError } from '../../core/errors.js';
+import { webhookEventNameSchema } from '../../core/schemas/webhook-event.js';
+import type { WebhookRegistration } from '../../core/schemas/webhook.js';
+import { findWebhook } from '../../core/store/webhooks.js';
+import type { Table } from '../../core/store/table.js';
 
 /** What the webhook routes share: the id parameter, the event filter, the lookup by id. */
 export const WEBHOOK_NOT_FOUND = 'Webhook not found';

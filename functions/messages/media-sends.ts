@@ -1,12 +1,12 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import type { MediaKind } from '../core/schemas/command.js';
+import type { MediaKind } from '../../core/schemas/command.js';
 import { idempotentRequest, storedFileSha256 } from './idempotency.js';
-import { accountOf } from './http/known-account.js';
+import { accountOf } from '../http/known-account.js';
 import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
-import { newRouter } from './http/router.js';
-import { multipartSendRequest, sentResponse, uploadSendErrors } from './send-route-parts.js';
+import { newRouter } from '../http/router.js';
+import { multipartSendRequest, sentResponse, uploadSendErrors } from './route-parts.js';
 import { assertConnected, sendAndWait } from './send-wait.js';
-import type { AppEnv, Services } from './http/services.js';
+import type { AppEnv, Services } from '../http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 
 const KINDS: MediaKind[] = ['image', 'video', 'audio', 'document'];

@@ -1,11 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { NotFoundError } from '../core/errors.js';
-import { listDeliveries } from '../core/store/webhook-deliveries.js';
-import { listWebhooks } from '../core/store/webhooks.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse, jsonResponse } from './http/responses.js';
-import { pageQuery, type IssueParams } from './http/validation.js';
+import { NotFoundError } from '../../core/errors.js';
+import { listDeliveries } from '../../core/store/webhook-deliveries.js';
+import { listWebhooks } from '../../core/store/webhooks.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse, jsonResponse } from '../http/responses.js';
+import { pageQuery, type IssueParams } from '../http/validation.js';
 
 const WEBHOOK_NOT_FOUND = 'Webhook not found';
 const STATUSES = ['pending', 'failed', 'delivered'] as const;

@@ -1,11 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { NotFoundError } from '../core/errors.js';
-import { getAccount } from '../core/store/accounts.js';
-import { createApiKey, listApiKeys, revokeApiKey } from '../core/store/api-keys.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse as error, jsonContent, jsonResponse as json } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
+import { NotFoundError } from '../../core/errors.js';
+import { getAccount } from '../../core/store/accounts.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../core/store/api-keys.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
 
 const KEY_ID_PATTERN = /^[A-Za-z0-9]{1,64}$/;
 const keyIdParam = z.string().openapi({ param: { name: 'keyId', in: 'path' }, example: '9f2c4e7a1b3d5f60' });

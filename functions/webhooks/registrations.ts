@@ -1,15 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { NotFoundError, ValidationError } from '../core/errors.js';
-import { FORBIDDEN_TARGET_MESSAGE as FORBIDDEN_TARGET, checkWebhookTarget } from '../core/net/webhook-target.js';
-import { isHttpUrl, type WebhookRegistration } from '../core/schemas/webhook.js';
-import { getAccount } from '../core/store/accounts.js';
-import { deleteWebhook, listAccountWebhooks, listWebhooks, registerWebhook } from '../core/store/webhooks.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse as error, jsonContent, jsonResponse as json } from './http/responses.js';
-import { accountIdParam } from './http/validation.js';
-import { WEBHOOK_NOT_FOUND, webhookEventsField, webhookIdParam, webhookOf } from './webhook-fields.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { FORBIDDEN_TARGET_MESSAGE as FORBIDDEN_TARGET, checkWebhookTarget } from '../../core/net/webhook-target.js';
+import { isHttpUrl, type WebhookRegistration } from '../../core/schemas/webhook.js';
+import { getAccount } from '../../core/store/accounts.js';
+import { deleteWebhook, listAccountWebhooks, listWebhooks, registerWebhook } from '../../core/store/webhooks.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse as error, jsonContent, jsonResponse as json } from '../http/responses.js';
+import { accountIdParam } from '../http/validation.js';
+import { WEBHOOK_NOT_FOUND, webhookEventsField, webhookIdParam, webhookOf } from './fields.js';
 
 const INVALID_URL = 'url must be a valid http or https URL';
 /**

@@ -4,15 +4,15 @@ import {
   OperationFailedError,
   SendOutcomeUnknownError,
   SendTimeoutError,
-} from '../core/errors.js';
-import { newCommandId, newMessageId } from '../core/ids.js';
-import type { Account } from '../core/schemas/account.js';
-import type { CommandOf, SendCommand } from '../core/schemas/command.js';
-import { isFinalStatus, type Outbound } from '../core/schemas/outbound.js';
-import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../core/store/idempotency.js';
-import { failPendingOutbound, findOutbound, putPendingOutbound } from '../core/store/outbound.js';
+} from '../../core/errors.js';
+import { newCommandId, newMessageId } from '../../core/ids.js';
+import type { Account } from '../../core/schemas/account.js';
+import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
+import { isFinalStatus, type Outbound } from '../../core/schemas/outbound.js';
+import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../../core/store/idempotency.js';
+import { failPendingOutbound, findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
 import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
-import type { Services } from './http/services.js';
+import type { Services } from '../http/services.js';
 
 interface SendIds {
   messageId: string;

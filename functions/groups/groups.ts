@@ -9,13 +9,13 @@ import {
   participantResultSchema,
   participantsSchema,
   type GroupOperation,
-} from '../core/schemas/group.js';
-import { getAccount } from '../core/store/accounts.js';
+} from '../../core/schemas/group.js';
+import { getAccount } from '../../core/store/accounts.js';
 import { runGroupOperation } from './group-wait.js';
-import { newRouter } from './http/router.js';
-import type { AppEnv, Services } from './http/services.js';
-import { errorResponse, jsonContent as json, messageResponse } from './http/responses.js';
-import { accountIdParam, requiredString } from './http/validation.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { errorResponse, jsonContent as json, messageResponse } from '../http/responses.js';
+import { accountIdParam, requiredString } from '../http/validation.js';
 
 const subjectField = z
   .string({ error: 'subject must be a string' })
@@ -152,7 +152,7 @@ const leave = createRoute({
 /**
  * The groups API. Bodies and the group id are judged first (400), then the account is looked
  * up (404) and must be connected; each operation runs on the account's live socket through the
- * connector and answers with what WhatsApp said (functions/group-wait.ts).
+ * connector and answers with what WhatsApp said (group-wait.ts).
  */
 export function groupRoutes(services: Services): OpenAPIHono<AppEnv> {
   const run = async <T>(accountId: string, operation: GroupOperation) =>
