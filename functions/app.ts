@@ -2,30 +2,18 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
 import { newRequestId } from '../core/ids.js';
 import { logger as rootLogger } from '../core/logger.js';
-import { accountRoutes } from './accounts/accounts.js';
+import { accountRoutes } from './accounts/routes.js';
+import { chatRoutes } from './chats/routes.js';
+import { groupRoutes } from './groups/routes.js';
 import { authenticate } from './http/auth.js';
-import { chatRoutes } from './chats/chats.js';
-import { connectionRoutes } from './accounts/connection.js';
-import { docsRoutes } from './system/docs.js';
 import { handleError } from './http/errors.js';
-import { contactRoutes } from './groups/contacts.js';
-import { groupRoutes } from './groups/groups.js';
-import { healthRoutes } from './system/health.js';
-import { keyRoutes } from './keys/routes.js';
-import { knownAccount } from './http/known-account.js';
-import { mediaSendRoutes } from './messages/media-sends.js';
-import { messagingRoutes } from './messages/sends.js';
-import { qrRoutes } from './accounts/qr.js';
 import { requestLog } from './http/request-log.js';
-import { pairingRoutes } from './accounts/pairing.js';
 import { newRouter } from './http/router.js';
 import { createServices, type AppDeps, type AppEnv } from './http/services.js';
-import { webhookReplayRoutes } from './webhooks/replay.js';
-import { webhookDeliveryRoutes } from './webhooks/deliveries.js';
-import { webhookRoutes } from './webhooks/registrations.js';
-import { messageKindRoutes } from './messages/kinds.js';
-import { stickerSendRoutes } from './messages/sticker.js';
-import { chatActionRoutes } from './chats/actions.js';
+import { keyRoutes } from './keys/routes.js';
+import { messageRoutes } from './messages/routes.js';
+import { systemRoutes } from './system/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 /**
  * The HTTP API of docs/api.md, the same app on Node (functions/server.ts) and on Lambda
@@ -47,26 +35,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.onError(handleError);
   app.notFound((c) => c.json({ ok: false, error: 'Not found' }, 404));
 
-  app.route('/', healthRoutes(services));
+  // One router per feature (functions/<feature>/routes.ts), each installing the account look-up
+  // its routes need (http/known-account.ts). All at `/`: the routes carry their full paths (a
+  // send's path is part of its Idempotency-Key fingerprint).
+  app.route('/', systemRoutes(services));
   app.route('/', accountRoutes(services));
-  app.route('/', connectionRoutes(services));
-  // Every send route answers an unknown account with 404 before its body is read or judged.
-  app.use('/accounts/:accountId/message/*', knownAccount(services.table));
-  app.route('/', messagingRoutes(services));
-  app.route('/', mediaSendRoutes(services));
+  app.route('/', messageRoutes(services));
   app.route('/', chatRoutes(services));
   app.route('/', webhookRoutes(services));
-  app.route('/', webhookReplayRoutes(services));
-  app.route('/', webhookDeliveryRoutes(services));
   app.route('/', keyRoutes(services));
-  app.route('/', qrRoutes(services));
-  app.route('/', docsRoutes());
-  app.route('/', pairingRoutes(services));
-  app.route('/', messageKindRoutes(services));
-  app.route('/', stickerSendRoutes(services));
-  app.route('/', chatActionRoutes(services));
   app.route('/', groupRoutes(services));
-  app.route('/', contactRoutes(services));
 
   // Every route but the public ones (functions/http/auth.ts) takes a key when API_KEY is set.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

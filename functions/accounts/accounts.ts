@@ -88,7 +88,7 @@ const remove = createRoute({
   },
 });
 
-export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
+export function accountRecordRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table, media, queues } = services;
   return newRouter()
     .openapi(create, async (c) => {

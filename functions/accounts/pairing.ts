@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { ValidationError } from '../../core/errors.js';
-import { accountOf, knownAccount } from '../http/known-account.js';
+import { accountOf } from '../http/known-account.js';
 import { ALREADY_CONNECTED, requestPairingCode } from './pairing-code-wait.js';
 import { newRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
@@ -52,11 +52,9 @@ const pairingCode = createRoute({
   },
 });
 
+/** The account is knownAccount's (accounts/routes.ts): an unknown one is 404 before its body is judged. */
 export function pairingRoutes(services: Services): OpenAPIHono<AppEnv> {
-  const router = newRouter();
-  // An unknown account is 404 before its body is judged, as on the send routes.
-  router.use('/accounts/:accountId/pairing-code', knownAccount(services.table));
-  return router.openapi(pairingCode, async (c) => {
+  return newRouter().openapi(pairingCode, async (c) => {
     const { phoneNumber } = c.req.valid('json');
     const account = accountOf(c);
     if (account.currentStatus === 'connected') throw new ValidationError(ALREADY_CONNECTED);

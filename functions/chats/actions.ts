@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { presenceStateSchema } from '../../core/schemas/command.js';
 import { jidSchema } from '../../core/schemas/jid.js';
-import { accountOf, knownAccount } from '../http/known-account.js';
+import { accountOf } from '../http/known-account.js';
 import { newRouter } from '../http/router.js';
 import { sendAndWait } from '../messages/send-wait.js';
 import type { AppEnv, Services } from '../http/services.js';
@@ -47,11 +47,9 @@ const presence = createRoute({
   responses: { 200: doneResponse, ...errors },
 });
 
+/** The account is knownAccount's (chats/routes.ts): an unknown one is 404 before the body is judged. */
 export function chatActionRoutes(services: Services): OpenAPIHono<AppEnv> {
-  const router = newRouter();
-  router.use('/accounts/:accountId/chats/:chatId/read', knownAccount(services.table));
-  router.use('/accounts/:accountId/presence', knownAccount(services.table));
-  return router
+  return newRouter()
     .openapi(read, async (c) => {
       const { chatId } = c.req.valid('param');
       await sendAndWait(services, accountOf(c), { type: 'mark_chat_read', payload: { to: chatId } }, { signal: c.req.raw.signal });

@@ -79,7 +79,7 @@ async function assertAccountWhenEmpty(table: Services['table'], accountId: strin
   if (empty) await getAccount(table, accountId);
 }
 
-export function chatRoutes(services: Services): OpenAPIHono<AppEnv> {
+export function chatHistoryRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table } = services;
   return newRouter()
     .openapi(chats, async (c) => {

@@ -1,7 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { jidSchema } from '../../core/schemas/jid.js';
 import type { GroupOperation } from '../../core/schemas/group.js';
-import { getAccount } from '../../core/store/accounts.js';
 import { runGroupOperation } from './group-wait.js';
 import { newRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
@@ -73,8 +72,7 @@ const picture = createRoute({
  * the same request/answer path as the group operations (group-wait.ts).
  */
 export function contactRoutes(services: Services): OpenAPIHono<AppEnv> {
-  const run = async <T>(accountId: string, operation: GroupOperation) =>
-    (await runGroupOperation(services, await getAccount(services.table, accountId), operation)) as T;
+  const run = <T>(accountId: string, operation: GroupOperation) => runGroupOperation<T>(services, accountId, operation);
 
   return newRouter()
     .openapi(exists, async (c) => {

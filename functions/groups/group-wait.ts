@@ -1,8 +1,8 @@
 import { HTTPException } from 'hono/http-exception';
 import { NotFoundError, OperationFailedError, ValidationError } from '../../core/errors.js';
 import { newCommandId } from '../../core/ids.js';
-import type { Account } from '../../core/schemas/account.js';
 import { isFinalGroupRequestStatus, type GroupOperation, type GroupRequest } from '../../core/schemas/group.js';
+import { getAccount } from '../../core/store/accounts.js';
 import { failPendingGroupRequest, findGroupRequest, putPendingGroupRequest } from '../../core/store/group-requests.js';
 import { assertConnected } from '../messages/send-wait.js';
 import type { Services } from '../http/services.js';
@@ -23,14 +23,18 @@ function refusalError(request: GroupRequest): Error {
 
 /**
  * Asks the connector to run a group operation on the account's live socket and waits (bounded)
- * for WhatsApp's answer, the way a pairing-code request does (functions/accounts/pairing-code-wait.ts): a
+ * for WhatsApp's answer, the way a pairing-code request does (accounts/pairing-code-wait.ts): a
  * `pending` record with a deadline, the command, then polling. At the deadline the API fails the
  * request if no connector took it (so none will); one taken in time gets SEND_SETTLE_MS more.
+ *
+ * The account is looked up here, once the route has judged its params and body: on the groups
+ * and contacts routes a bad request is 400 even for an unknown account (not knownAccount's order),
+ * then an unknown account is 404 and one not connected 500.
  */
-export async function runGroupOperation(services: Services, account: Account, operation: GroupOperation): Promise<unknown> {
+export async function runGroupOperation<T>(services: Services, accountId: string, operation: GroupOperation): Promise<T> {
+  const account = await getAccount(services.table, accountId);
   assertConnected(account);
   const { table, config, queues } = services;
-  const accountId = account._id;
   const commandId = newCommandId();
   const deadline = Date.now() + config.SEND_TIMEOUT_MS;
   await putPendingGroupRequest(table, accountId, commandId, deadline);
@@ -48,7 +52,7 @@ export async function runGroupOperation(services: Services, account: Account, op
     answer = await pollUntilFinal(services, accountId, commandId, Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS);
   }
   if (!answer) throw new OperationFailedError('the connector took the request but did not answer in time; it may have been done');
-  if (answer.status === 'done') return answer.answer ?? {};
+  if (answer.status === 'done') return (answer.answer ?? {}) as T;
   if (answer.status === 'refused') throw refusalError(answer);
   throw new OperationFailedError(answer.reason ?? 'group operation failed');
 }

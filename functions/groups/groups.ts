@@ -10,7 +10,6 @@ import {
   participantsSchema,
   type GroupOperation,
 } from '../../core/schemas/group.js';
-import { getAccount } from '../../core/store/accounts.js';
 import { runGroupOperation } from './group-wait.js';
 import { newRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
@@ -154,9 +153,8 @@ const leave = createRoute({
  * up (404) and must be connected; each operation runs on the account's live socket through the
  * connector and answers with what WhatsApp said (group-wait.ts).
  */
-export function groupRoutes(services: Services): OpenAPIHono<AppEnv> {
-  const run = async <T>(accountId: string, operation: GroupOperation) =>
-    (await runGroupOperation(services, await getAccount(services.table, accountId), operation)) as T;
+export function groupOperationRoutes(services: Services): OpenAPIHono<AppEnv> {
+  const run = <T>(accountId: string, operation: GroupOperation) => runGroupOperation<T>(services, accountId, operation);
   type Detail = { group: z.infer<typeof groupDetailSchema> };
 
   return newRouter()

@@ -103,7 +103,7 @@ function isSingleEmoji(value: string): boolean {
   return graphemes.length === 1 && PICTOGRAPHIC.test(value);
 }
 
-export function messagingRoutes(services: Services): OpenAPIHono<AppEnv> {
+export function sendRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table } = services;
   return newRouter()
     .openapi(sendText, async (c) => {

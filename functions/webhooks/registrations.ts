@@ -142,7 +142,7 @@ const removeScoped = createRoute({
   responses: { 200: json(deleted, 'Deleted'), 404: error('Account not found, or Webhook not found') },
 });
 
-export function webhookRoutes(services: Services): OpenAPIHono<AppEnv> {
+export function webhookRegistrationRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table } = services;
 
   async function registerFrom(c: Context<AppEnv>, input: z.infer<typeof body>, accountId: string | undefined) {

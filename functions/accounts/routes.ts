@@ -1,0 +1,21 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { withKnownAccount } from '../http/known-account.js';
+import { newRouter } from '../http/router.js';
+import type { AppEnv, Services } from '../http/services.js';
+import { accountRecordRoutes } from './accounts.js';
+import { connectionRoutes } from './connection.js';
+import { pairingRoutes } from './pairing.js';
+import { qrRoutes } from './qr.js';
+
+/**
+ * Accounts: create, list, get and delete; the connection (status, connect, disconnect); linking
+ * by QR or by pairing code. The pairing code's unknown account is 404 before its body is judged
+ * (knownAccount); the other routes look the account up in their handlers.
+ */
+export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
+  return withKnownAccount(newRouter(), services.table, ['/accounts/:accountId/pairing-code'])
+    .route('/', accountRecordRoutes(services))
+    .route('/', connectionRoutes(services))
+    .route('/', qrRoutes(services))
+    .route('/', pairingRoutes(services));
+}
