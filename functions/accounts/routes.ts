@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { withKnownAccount } from '../http/known-account.js';
-import { newRouter } from '../http/router.js';
+import { featureRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { accountRecordRoutes } from './accounts.js';
 import { connectionRoutes } from './connection.js';
@@ -13,9 +12,6 @@ import { qrRoutes } from './qr.js';
  * (knownAccount); the other routes look the account up in their handlers.
  */
 export function accountRoutes(services: Services): OpenAPIHono<AppEnv> {
-  return withKnownAccount(newRouter(), services.table, ['/accounts/:accountId/pairing-code'])
-    .route('/', accountRecordRoutes(services))
-    .route('/', connectionRoutes(services))
-    .route('/', qrRoutes(services))
-    .route('/', pairingRoutes(services));
+  const parts = [accountRecordRoutes(services), connectionRoutes(services), qrRoutes(services), pairingRoutes(services)];
+  return featureRouter(parts, { table: services.table, paths: ['/accounts/:accountId/pairing-code'] });
 }

@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { withKnownAccount } from '../http/known-account.js';
-import { newRouter } from '../http/router.js';
+import { featureRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { chatActionRoutes } from './actions.js';
 import { chatHistoryRoutes } from './chats.js';
@@ -11,7 +10,9 @@ import { chatHistoryRoutes } from './chats.js';
  * (knownAccount); the reads look it up only when their answer is empty (chats.ts).
  */
 export function chatRoutes(services: Services): OpenAPIHono<AppEnv> {
-  return withKnownAccount(newRouter(), services.table, ['/accounts/:accountId/chats/:chatId/read', '/accounts/:accountId/presence'])
-    .route('/', chatHistoryRoutes(services))
-    .route('/', chatActionRoutes(services));
+  const parts = [chatHistoryRoutes(services), chatActionRoutes(services)];
+  return featureRouter(parts, {
+    table: services.table,
+    paths: ['/accounts/:accountId/chats/:chatId/read', '/accounts/:accountId/presence'],
+  });
 }

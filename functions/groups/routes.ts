@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { newRouter } from '../http/router.js';
+import { featureRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { contactRoutes } from './contacts.js';
 import { groupOperationRoutes } from './groups.js';
@@ -10,5 +10,6 @@ import { groupOperationRoutes } from './groups.js';
  * no knownAccount here.
  */
 export function groupRoutes(services: Services): OpenAPIHono<AppEnv> {
-  return newRouter().route('/', groupOperationRoutes(services)).route('/', contactRoutes(services));
+  const parts = [groupOperationRoutes(services), contactRoutes(services)];
+  return featureRouter(parts);
 }

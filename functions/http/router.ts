@@ -1,5 +1,8 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Hono } from 'hono';
+import type { Table } from '../../core/store/table.js';
 import { validationFailure } from './errors.js';
+import { knownAccount } from './known-account.js';
 import type { AppEnv } from './services.js';
 
 /**
@@ -14,4 +17,25 @@ export function newRouter(): OpenAPIHono<AppEnv> {
       return undefined;
     },
   });
+}
+
+/** Where a feature's routes answer an unknown account with 404 before anything else (knownAccount). */
+export interface KnownAccountPaths {
+  table: Table;
+  /** Hono patterns, any method: a request matching one but no route is looked up too. */
+  paths: string[];
+}
+
+/**
+ * A feature's one router: its parts, each at `/` (their routes carry full paths), behind the
+ * account look-up on `knownAccountOn`, installed before the parts so that it runs first.
+ */
+export function featureRouter(parts: Hono<AppEnv>[], knownAccountOn?: KnownAccountPaths): OpenAPIHono<AppEnv> {
+  const router = newRouter();
+  if (knownAccountOn) {
+    const lookUp = knownAccount(knownAccountOn.table);
+    for (const path of knownAccountOn.paths) router.use(path, lookUp);
+  }
+  for (const part of parts) router.route('/', part);
+  return router;
 }

@@ -1,6 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { withKnownAccount } from '../http/known-account.js';
-import { newRouter } from '../http/router.js';
+import { featureRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { messageKindRoutes } from './kinds.js';
 import { mediaSendRoutes } from './media-sends.js';
@@ -13,9 +12,6 @@ import { stickerSendRoutes } from './sticker.js';
  * body is read or judged (knownAccount), so an upload for no account is never stored.
  */
 export function messageRoutes(services: Services): OpenAPIHono<AppEnv> {
-  return withKnownAccount(newRouter(), services.table, ['/accounts/:accountId/message/*'])
-    .route('/', sendRoutes(services))
-    .route('/', mediaSendRoutes(services))
-    .route('/', messageKindRoutes(services))
-    .route('/', stickerSendRoutes(services));
+  const parts = [sendRoutes(services), mediaSendRoutes(services), messageKindRoutes(services), stickerSendRoutes(services)];
+  return featureRouter(parts, { table: services.table, paths: ['/accounts/:accountId/message/*'] });
 }

@@ -1,10 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { newRouter } from '../http/router.js';
+import { featureRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { docsRoutes } from './docs.js';
 import { healthRoutes } from './health.js';
 
 /** The API about itself: `/ping` and the `/docs` page (`/openapi.json` is the app's own, app.ts). */
 export function systemRoutes(services: Services): OpenAPIHono<AppEnv> {
-  return newRouter().route('/', healthRoutes(services)).route('/', docsRoutes());
+  const parts = [healthRoutes(services), docsRoutes()];
+  return featureRouter(parts);
 }
