@@ -65,6 +65,7 @@ export class SessionRegistry {
   private closing = false;
   private scans = 0;
   private readonly scanListeners = new Set<() => void>();
+  private readonly scansInFlight = new Set<Promise<void>>();
 
   private readonly statusWriter: AccountStatusWriter;
 
@@ -219,6 +220,9 @@ export class SessionRegistry {
   async closeAll(): Promise<void> {
     this.closing = true;
     clearInterval(this.scanTimer);
+    // A scan still reading the table would go on after the connector stopped (its starts return
+    // at once now): it ends first, so that nothing is left in flight.
+    await Promise.all(this.scansInFlight);
     await this.handOver(() => true);
   }
 
@@ -276,7 +280,15 @@ export class SessionRegistry {
       .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
 
-  private async scanForUnownedAccounts(): Promise<void> {
+  private scanForUnownedAccounts(): Promise<void> {
+    const scan = this.scanOnce();
+    this.scansInFlight.add(scan);
+    void scan.finally(() => this.scansInFlight.delete(scan));
+    return scan;
+  }
+
+  /** One ownership scan; never rejects (a failure is logged). */
+  private async scanOnce(): Promise<void> {
     if (this.closing) return;
     try {
       const accounts = await listAccounts(this.deps.table);
