@@ -56,7 +56,7 @@ import { tableOf } from '../../core/store/table.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
 import type { InboundAction, MediaDescriptor, PollVote, UpdateOrigin } from './map-message.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
-import { InterruptedSends } from './interrupted-sends.js';
+import { InterruptedSends, type InterruptedSendSettler } from '../commands/interrupted-sends.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
 import { findPollSecret, putPollSecret } from '../../core/store/poll-secrets.js';
@@ -106,7 +106,8 @@ export interface UpsertedMessage {
   type: MessagesUpsert['type'];
 }
 
-export interface InboundPipeline {
+/** Also settles interrupted sends (commands/interrupted-sends.ts): their evidence is a receipt. */
+export interface InboundPipeline extends InterruptedSendSettler {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
   /**
    * Messages of consecutive upserts of one account, in order: the same handling as one
@@ -127,12 +128,6 @@ export interface InboundPipeline {
     receipts: readonly GroupReceipt[],
     recipients: () => Promise<GroupRecipients | undefined>,
   ): Promise<void>;
-  /**
-   * A send command came back while its send is `sending` (its connector stopped mid-send): the
-   * send becomes `sent` when a receipt shows WhatsApp has the message, otherwise `unknown` with
-   * `reason` until one comes (interrupted-sends.ts). It is not sent again either way.
-   */
-  settleInterruptedSend(accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'>;
 }
 
 type StoredMessage = { message: Message; marks: MessageMarks };

@@ -22,7 +22,7 @@ export function statusFromBaileys(status: number | null | undefined): MessageSta
  * than a command takes to come back after its connector stopped (a held command is visible again
  * within 10 s; the queue's own visibility is 120 s): a receipt of a send whose connector stopped
  * before storing it is the evidence that settles the send when its command comes back
- * (interrupted-sends.ts).
+ * (commands/interrupted-sends.ts).
  */
 const EARLY_TTL_MS = 10 * 60_000;
 const EARLY_LIMIT = 10_000;

@@ -4,7 +4,7 @@ import type { MessageStatus } from '../../core/schemas/message.js';
 import { findMessageRecord } from '../../core/store/messages.js';
 import { markOutboundSent, markOutboundUnknown } from '../../core/store/outbound.js';
 import type { Table } from '../../core/store/table.js';
-import type { EarlyStatuses } from './status.js';
+import type { EarlyStatuses } from '../inbound/status.js';
 
 /**
  * Sends whose connector stopped between handing the message to WhatsApp and recording it
@@ -15,7 +15,7 @@ import type { EarlyStatuses } from './status.js';
  * read receipt, which reach the account once it is connected again (queued while it was not).
  * A receipt that came before the command either moved the message's row on (the stopped
  * connector stored it before it could record the send: the row starts `pending`, only a receipt
- * moves it) or, finding no row, waits among the early statuses (status.ts); one that comes after
+ * moves it) or, finding no row, waits among the early statuses (inbound/status.ts); one that comes after
  * finds the send in `waiting` here. Either way the outbound record moves to `sent`, and a
  * client that got no answer, or a 500 "may have been delivered", and asks again with its
  * Idempotency-Key is answered 200. The message is never sent again. Without a row it stays
@@ -29,6 +29,20 @@ const TAKEN: ReadonlySet<MessageStatus> = new Set(['sent', 'delivered', 'read', 
 /** A receipt may come while the recipient's phone is off: as long as the outbound record lives. */
 const WAITING_TTL_MS = 24 * 60 * 60_000;
 const WAITING_LIMIT = 10_000;
+
+/**
+ * How a send handler settles a send whose command found it `sending`. The inbound pipeline does
+ * it (inbound/sent-status.ts): its evidence is a receipt, and receipts are handled there, under
+ * the message's status lock.
+ */
+export interface InterruptedSendSettler {
+  /**
+   * A send command came back while its send is `sending` (its connector stopped mid-send): the
+   * send becomes `sent` when a receipt shows WhatsApp has the message, otherwise `unknown` with
+   * `reason` until one comes (InterruptedSends). It is not sent again either way.
+   */
+  settleInterruptedSend(accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'>;
+}
 
 export class InterruptedSends {
   /** `${accountId}\n${messageId}` of the sends left `unknown` here, until a receipt settles them. */
