@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { mediaObjectKey } from '../../core/keys.js';
+import type { LazyLog } from '../../core/lazy-child.js';
 import { putStream, type MediaStore } from '../../core/media-store.js';
 import type { Media } from '../../core/schemas/media.js';
+import type { Message } from '../../core/schemas/message.js';
 import { putMedia } from '../../core/store/media.js';
 import type { Table } from '../../core/store/table.js';
 import type { MediaDescriptor } from './map-message.js';
@@ -21,7 +23,7 @@ function mediaIdFor(accountId: string, messageId: string): string {
  * then records the Media item that the media endpoint serves (Content-Type, Content-Length).
  * `signal` aborts both the download stream and the multipart upload (a stalled media host).
  */
-export async function storeMessageMedia(
+async function storeMessageMedia(
   deps: { table: Table; mediaStore: MediaStore },
   accountId: string,
   messageId: string,
@@ -59,4 +61,50 @@ export async function storeMessageMedia(
   };
   await putMedia(deps.table, accountId, media);
   return media;
+}
+
+/**
+ * Downloads a new message's media (`download`) into S3 with its Media item, within `timeoutMs`,
+ * and notes the outcome on `message`: its mediaId, or why there is none (`mediaError`).
+ */
+export async function attachMessageMedia(
+  deps: { table: Table; mediaStore: MediaStore },
+  accountId: string,
+  message: Message,
+  descriptor: MediaDescriptor,
+  download: () => Promise<Readable>,
+  timeoutMs: number,
+  log: LazyLog,
+): Promise<void> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const body = await abortable(download(), signal);
+    const stored = await storeMessageMedia(deps, accountId, message.messageId, descriptor, body, signal);
+    message.mediaId = stored.mediaId;
+    message.fileLength ??= stored.size;
+  } catch (error) {
+    // The message itself must not be lost: it is kept with hasMedia, no mediaId and a note.
+    message.mediaError = signal.aborted ? 'media download timed out' : 'media could not be downloaded';
+    log.warn({ err: error, type: message.type }, 'media download failed; message stored without media');
+  }
+}
+
+/** Rejects with the signal's reason when it aborts first; a late stream is destroyed. */
+function abortable(download: Promise<Readable>, signal: AbortSignal): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    download.then(
+      (stream) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) stream.destroy();
+        else resolve(stream);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -1,0 +1,170 @@
+import type { WAMessage } from '@whiskeysockets/baileys';
+import { BoundedCache } from '../../core/bounded-cache.js';
+import type { Logger } from '../../core/logger.js';
+import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '../../core/message-status.js';
+import type { Queues } from '../../core/queues.js';
+import type { Message } from '../../core/schemas/message.js';
+import { KeyedSerial } from '../../core/serial.js';
+import type { ChatWriter } from '../../core/store/chat-writer.js';
+import type { ChatChange } from '../../core/store/chats.js';
+import { addGroupReceipt, advanceMessageStatus, type MessageMarks } from '../../core/store/messages.js';
+import type { Table } from '../../core/store/table.js';
+import { InterruptedSends } from '../commands/interrupted-sends.js';
+import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
+import type { InboundPipeline, StatusUpdate } from './pipeline.js';
+import { EarlyStatuses, statusFromBaileys } from './status.js';
+
+/**
+ * The status of the messages the account sent: receipts (WhatsApp's ack, the other side's
+ * delivery and read receipts, group members' receipts) move a sent message forward, never
+ * backwards, each move with its `message.status` event. A receipt can come before the row of its
+ * message is written; it is kept for that write, which takes the message's status lock as the
+ * receipts do. The same lock covers the settling of an interrupted send, whose evidence is a
+ * receipt (commands/interrupted-sends.ts).
+ */
+
+/** Sent group messages whose members' receipts may wait for the row, at most (each kept two minutes). */
+const EARLY_GROUP_RECEIPTS_LIMIT = 10_000;
+
+interface EarlyGroupReceipts {
+  groupJid: string;
+  receipts: GroupReceipt[];
+  recipients: () => Promise<GroupRecipients | undefined>;
+}
+
+/** The key of one message's status lock, early receipts and interrupted send. */
+const statusKey = (accountId: string, messageId: string) => `${accountId}\n${messageId}`;
+
+export interface SentStatusDeps {
+  table: Table;
+  queues: Queues;
+  chats: ChatWriter;
+  logger: Logger;
+}
+
+export type SentStatus = ReturnType<typeof sentStatusOf>;
+
+export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
+  /** A message's status write and the write of its row exclude each other (early receipts). */
+  const statusLocks = new KeyedSerial();
+  const earlyStatuses = new EarlyStatuses();
+  const interruptedSends = new InterruptedSends(table, earlyStatuses);
+  /** Group receipts for messages the account sent whose row is still to come (a phone member acks at once). */
+  const earlyGroupReceipts = new BoundedCache<string, EarlyGroupReceipts>('early-group-receipts', EARLY_GROUP_RECEIPTS_LIMIT, 2 * 60_000);
+
+  /** Enqueues the `message.status` events of moves already written. */
+  async function sendStatusEvents(accountId: string, messageId: string, chatId: string, moves: readonly StatusMove[]) {
+    for (const move of moves) {
+      if (move.status !== 'pending') await queues.sendWebhookEvent(statusEventFor(accountId, messageId, chatId, move));
+    }
+  }
+
+  /**
+   * One receipt: a single conditional write moves the message forward, then its event goes out.
+   * A message not stored yet keeps the receipt for the write of its row.
+   */
+  async function applyStatus(accountId: string, update: StatusUpdate) {
+    const key = statusKey(accountId, update.messageId);
+    const chatId = await statusLocks.run(key, async () => {
+      const moved = await advanceMessageStatus(table, accountId, update.messageId, update.status, update.at);
+      const move = { status: update.status, at: update.at };
+      // Not moved: a duplicate, a late (backward) receipt, or a row still to come (or never: a
+      // send whose connector stopped before storing it).
+      if (moved === undefined) earlyStatuses.remember(key, move);
+      // A send left `unknown` by a connector that stopped mid-send is settled by its receipt.
+      if (await interruptedSends.receipt(key, accountId, update.messageId, move)) {
+        logger.info({ accountId, messageId: update.messageId, status: update.status }, 'interrupted send settled as sent by its receipt');
+      }
+      return moved;
+    });
+    if (chatId !== undefined) await sendStatusEvents(accountId, update.messageId, chatId, [update]);
+  }
+
+  /**
+   * Writes the row of a message the account sent unless stored, and its chat's change. It gets
+   * its status: the one it came with, moved on by receipts that came before the row. Answers the
+   * moves made.
+   */
+  async function putSentMessage(accountId: string, msg: WAMessage, message: Message, marks: MessageMarks, chat: ChatChange) {
+    const key = statusKey(accountId, message.messageId);
+    let early: EarlyGroupReceipts | undefined;
+    const result = await statusLocks.run(key, async () => {
+      early = earlyGroupReceipts.get(key);
+      earlyGroupReceipts.delete(key);
+      const now = Date.now();
+      const initial: StatusMove = { status: statusFromBaileys(msg.status) ?? 'sent', at: now };
+      const moves = forwardMoves(undefined, [initial, ...earlyStatuses.take(key, now)]);
+      const last = moves[moves.length - 1] ?? initial;
+      const withStatus: Message = { ...message, status: last.status, statusAt: last.at };
+      if (await chats.putMessageIfAbsent(accountId, withStatus, marks, chat)) return { stored: true, moves };
+      // Stored already (a redelivery): what it brings is applied like receipts.
+      const applied: StatusMove[] = [];
+      for (const move of moves) {
+        if (await advanceMessageStatus(table, accountId, message.messageId, move.status, move.at)) applied.push(move);
+      }
+      return { stored: false, moves: applied };
+    });
+    if (early) await applyGroupReceipts(accountId, early.groupJid, early.receipts, early.recipients);
+    return result;
+  }
+
+  /** Records one member's receipt on the sent message; a message not stored yet keeps it for the write of its row. */
+  function recordGroupReceipt(
+    accountId: string,
+    groupJid: string,
+    receipt: GroupReceipt,
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ) {
+    const key = statusKey(accountId, receipt.messageId);
+    return statusLocks.run(key, async () => {
+      const sets = await addGroupReceipt(table, accountId, receipt.messageId, receipt.kind, receipt.userJid);
+      if (!sets) {
+        const kept = earlyGroupReceipts.get(key);
+        earlyGroupReceipts.set(key, { groupJid, receipts: [...(kept?.receipts ?? []), receipt], recipients });
+      }
+      return sets;
+    });
+  }
+
+  async function applyGroupReceipts(
+    accountId: string,
+    groupJid: string,
+    receipts: readonly GroupReceipt[],
+    recipients: () => Promise<GroupRecipients | undefined>,
+  ) {
+    let members: GroupRecipients | undefined;
+    for (const receipt of receipts) {
+      const sets = await recordGroupReceipt(accountId, groupJid, receipt, recipients);
+      if (!sets) continue;
+      members ??= await recipients();
+      if (!members) {
+        logger.debug({ accountId, groupJid }, 'group members unknown: group receipts recorded, status not decided');
+        return;
+      }
+      const status = groupStatusOf(members, sets.deliveredTo, sets.readBy);
+      if (status && isForwardMove(sets.status, status))
+        await applyStatus(accountId, { messageId: receipt.messageId, status, at: receipt.at });
+    }
+  }
+
+  const handlers: Pick<InboundPipeline, 'handleStatus' | 'handleGroupReceipts' | 'settleInterruptedSend'> = {
+    async handleStatus(accountId, updates) {
+      let firstError: unknown;
+      for (const update of updates) {
+        try {
+          await applyStatus(accountId, update);
+        } catch (error) {
+          firstError ??= error;
+          logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
+        }
+      }
+      if (firstError) throw firstError;
+    },
+    handleGroupReceipts: applyGroupReceipts,
+    settleInterruptedSend(accountId, messageId, reason) {
+      const key = statusKey(accountId, messageId);
+      return statusLocks.run(key, () => interruptedSends.settle(key, accountId, messageId, reason));
+    },
+  };
+  return { ...handlers, sendStatusEvents, putSentMessage };
+}
