@@ -2,6 +2,7 @@ import type { Logger } from '../../core/logger.js';
 import type { Queues, Received } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
 import { isValidAccountId } from '../../core/jid.js';
+import { startPollLoop } from '../../core/poll-loop.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import { startVisibilityHeartbeat } from '../../core/visibility-heartbeat.js';
 import { withTimeout } from '../../core/with-timeout.js';
@@ -40,7 +41,7 @@ const HAND_BACK_SECONDS = 2;
  * 2 s: 16 receives a second for an idle connector's 32 shards). A receive out is never simply
  * abandoned: SQS (and fauxqs) may still hand a message to an aborted request, hiding it for its
  * visibility and holding up its account's later commands. stop() queues a wake-up on the shard's
- * queue instead, which ends the receive at once (core/queues.ts `wakeReceivers`).
+ * queue instead, which ends the receive at once (core/queues.ts `wakeReceivers`, core/poll-loop.ts).
  */
 const RECEIVE_WAIT_SECONDS = 20;
 /**
@@ -57,6 +58,8 @@ const WAKE_UP_GRACE_MS = 3_000;
 const HELD_VISIBILITY_SECONDS = 10;
 const HEARTBEAT_MS = 3_000;
 const DEFAULT_DRAIN_MS = 6_000;
+/** Pause after a failed receive (queue unreachable) before polling again. */
+const RECEIVE_ERROR_PAUSE_MS = 1_000;
 
 function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandOutcome> {
   // The map is keyed by the same literal as the union, so the handler fits its command.
@@ -71,7 +74,6 @@ function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandO
  */
 export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
   const { handlers, logger } = deps;
-  let running = true;
   const heartbeat = startVisibilityHeartbeat({
     extend: (handles, seconds) => deps.queues.changeCommandVisibilities(handles, seconds),
     visibilitySeconds: HELD_VISIBILITY_SECONDS,
@@ -134,6 +136,10 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
   }
 
   async function handleBatch(batch: Received<Command>[]): Promise<void> {
+    for (const received of batch) {
+      heartbeat.hold(received.receiptHandle);
+      waiting.set(received.receiptHandle, received);
+    }
     const byAccount = new Map<string, Received<Command>[]>();
     for (const received of batch) {
       const group = byAccount.get(received.body.accountId) ?? [];
@@ -156,18 +162,6 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     );
   }
 
-  /** Ends the loop: a receive out is woken up (aborted if that takes too long); resolves when the loop ended. */
-  async function endReceive(): Promise<void> {
-    const out = receiveOut;
-    if (out) {
-      deps.queues.wakeReceivers().catch((error: unknown) => logger.warn({ err: error }, 'waking the command receive up failed'));
-      if ((await withTimeout(loop, WAKE_UP_GRACE_MS)) !== 'timed_out') return;
-      logger.warn('the command receive did not end after its wake-up; aborted');
-      out.abort();
-    }
-    await loop;
-  }
-
   /** Commands received but not started go straight back to the queue for the next connector. */
   async function handBack(batch: Received<Command>[]): Promise<void> {
     if (batch.length === 0) return;
@@ -181,65 +175,32 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     logger.info({ commands: batch.length, refused: refused.length }, 'commands not started handed back to the queue');
   }
 
-  // Batches run while the next receive is already waiting: a FIFO queue does not hand out a
-  // group's next command while one of the group is in flight, so an account's order holds and
-  // a slow send (media conversion) does not hold up other accounts.
-  const inFlight = new Set<Promise<void>>();
-  let freed: (() => void) | undefined;
-  const track = (work: Promise<void>) => {
-    inFlight.add(work);
-    void work.finally(() => {
-      inFlight.delete(work);
-      freed?.();
-    });
-  };
-
-  /** Set while a receive is out: stop() wakes it up, or aborts it. */
-  let receiveOut: AbortController | undefined;
-  const loop = (async () => {
-    while (running) {
-      try {
-        while (running && inFlight.size >= MAX_BATCHES_IN_FLIGHT) {
-          await new Promise<void>((resolve) => (freed = resolve));
-        }
-        if (!running) break;
-        receiveOut = new AbortController();
-        const batch = await deps.queues
-          .receiveCommands({
-            maxMessages: 10,
-            waitSeconds: deps.waitSeconds ?? RECEIVE_WAIT_SECONDS,
-            visibilityTimeoutSeconds: HELD_VISIBILITY_SECONDS,
-            abortSignal: receiveOut.signal,
-          })
-          .finally(() => (receiveOut = undefined));
-        if (!running) {
-          await handBack(batch);
-          break;
-        }
-        for (const received of batch) {
-          heartbeat.hold(received.receiptHandle);
-          waiting.set(received.receiptHandle, received);
-        }
-        if (batch.length > 0) track(handleBatch(batch));
-      } catch (error) {
-        if (!running) break;
-        logger.error({ err: error }, 'receiving commands failed');
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-      }
-    }
-  })();
+  const loop = startPollLoop({
+    receive: (request) => deps.queues.receiveCommands(request),
+    waitSeconds: deps.waitSeconds ?? RECEIVE_WAIT_SECONDS,
+    visibilitySeconds: HELD_VISIBILITY_SECONDS,
+    // Batches run while the next receive is already waiting: a FIFO queue does not hand out a
+    // group's next command while one of the group is in flight, so an account's order holds and
+    // a slow send (media conversion) does not hold up other accounts.
+    batchesAtOnce: MAX_BATCHES_IN_FLIGHT,
+    handleBatch,
+    receivedWhileStopping: handBack,
+    failed(error) {
+      logger.error({ err: error }, 'receiving commands failed');
+      return 'back_off';
+    },
+    backOffMs: RECEIVE_ERROR_PAUSE_MS,
+    wakeUp: { wakeReceivers: () => deps.queues.wakeReceivers(), graceMs: WAKE_UP_GRACE_MS, logger },
+  });
 
   return {
     async stop() {
       const drainUntil = Date.now() + (deps.drainMs ?? DEFAULT_DRAIN_MS);
-      running = false;
-      // A batch slot may be awaited: wake the loop so that it sees `running` and ends.
-      freed?.();
-      await endReceive();
+      await loop.stop();
       const notStarted = [...waiting.values()];
       waiting.clear();
       await handBack(notStarted);
-      const allDone = Promise.all(inFlight);
+      const allDone = loop.workDone();
       if ((await withTimeout(allDone, drainUntil - Date.now())) !== 'timed_out') {
         heartbeat.stop();
         return;

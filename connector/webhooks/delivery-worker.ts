@@ -30,6 +30,7 @@ import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { lazyChild } from '../../core/lazy-child.js';
+import { startPollLoop } from '../../core/poll-loop.js';
 import { createQueues, type Queues, type Received } from '../../core/queues.js';
 import { webhookSelects, type WebhookRegistration } from '../../core/schemas/webhook.js';
 import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
@@ -72,7 +73,7 @@ const MAX_IN_FLIGHT = 50;
 /**
  * Receive long-poll seconds. Short, because a receive is never aborted: SQS (and fauxqs) may
  * still hand an event to an abandoned request, hiding it for its visibility timeout. Stop
- * waits for the receive out instead, at most this long.
+ * waits for the receive out instead (no wake-up, core/poll-loop.ts), at most this long.
  */
 const RECEIVE_WAIT_SECONDS = 2;
 /** Pause after a failed receive (queue unreachable) before polling again. */
@@ -107,11 +108,6 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   const parked = new ParkedEvents();
   const deliveryLog = createDeliveryLogWriter(table);
 
-  let stopping = false;
-  let wakeLoop: () => void = () => undefined;
-  const stopRequested = new Promise<void>((resolve) => (wakeLoop = resolve));
-  /** Deliveries and probes under way, with the event each works on. */
-  const inFlight = new Map<Promise<void>, Received<WebhookEvent> | undefined>();
   /** Deletes of handled events, waiting for company (stop() sends them). */
   const acks = new Set<Promise<void>>();
   let deadLetter: Promise<DeadLetterTarget> | undefined;
@@ -330,47 +326,16 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
   }
 
-  function track(work: Promise<void>, received?: Received<WebhookEvent>): void {
-    const tracked = work
-      .catch((error: unknown) => {
-        // The message becomes visible again after its visibility timeout and is retried then.
-        log.error({ err: error, eventId: received?.body.eventId }, 'webhook delivery error');
-      })
-      .finally(() => inFlight.delete(tracked));
-    inFlight.set(tracked, received);
+  function logFailure(work: Promise<void>, received?: Received<WebhookEvent>): Promise<void> {
+    return work.catch((error: unknown) => {
+      // The message becomes visible again after its visibility timeout and is retried then.
+      log.error({ err: error, eventId: received?.body.eventId }, 'webhook delivery error');
+    });
   }
 
-  const probeTimer = setInterval(() => {
-    if (stopping) return;
-    for (const url of circuits.dueProbes()) track(probe(url));
-  }, PROBE_CHECK_MS);
-  probeTimer.unref();
-
-  async function loop(): Promise<void> {
-    while (!stopping) {
-      if (inFlight.size >= MAX_IN_FLIGHT) {
-        await Promise.race([...inFlight.keys(), stopRequested]);
-        continue;
-      }
-      try {
-        const batch = await queues.receiveWebhookEvents({
-          maxMessages: Math.min(10, MAX_IN_FLIGHT - inFlight.size),
-          waitSeconds: RECEIVE_WAIT_SECONDS,
-          visibilityTimeoutSeconds: visibilitySeconds,
-        });
-        if (stopping) {
-          await release(
-            batch.map((r) => r.receiptHandle),
-            'received while stopping',
-          );
-          break;
-        }
-        for (const received of batch) track(deliver(received), received);
-      } catch (error) {
-        log.error({ err: error }, 'receiving webhook events failed');
-        await new Promise((resolve) => setTimeout(resolve, RECEIVE_ERROR_PAUSE_MS));
-      }
-    }
+  /** Probes and releases take a slot beside the deliveries, and a stop waits for them too. */
+  function track(work: Promise<void>): void {
+    loop.track(logFailure(work));
   }
 
   log.info(
@@ -385,22 +350,40 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   );
   // Resolved at start so that a redrive limit below WEBHOOK_MAX_ATTEMPTS is reported at once.
   deadLetterTarget().catch((error: unknown) => log.warn({ err: error }, 'webhook dead-letter queue not resolved yet'));
-  const running = loop();
+  const loop = startPollLoop({
+    receive: (request) => queues.receiveWebhookEvents(request),
+    waitSeconds: RECEIVE_WAIT_SECONDS,
+    visibilitySeconds,
+    messagesAtOnce: MAX_IN_FLIGHT,
+    handleMessage: (received) => logFailure(deliver(received), received),
+    receivedWhileStopping: (batch) =>
+      release(
+        batch.map((r) => r.receiptHandle),
+        'received while stopping',
+      ),
+    failed(error) {
+      log.error({ err: error }, 'receiving webhook events failed');
+      return 'back_off';
+    },
+    backOffMs: RECEIVE_ERROR_PAUSE_MS,
+  });
+  const probeTimer = setInterval(() => {
+    for (const url of circuits.dueProbes()) track(probe(url));
+  }, PROBE_CHECK_MS);
+  probeTimer.unref();
 
   return {
     async stop() {
       const drainUntil = Date.now() + (deps.drainMs ?? DEFAULT_DRAIN_MS);
-      stopping = true;
-      wakeLoop();
       clearInterval(probeTimer);
-      await running;
+      await loop.stop();
       // Events waiting for a receiver go to the next connector now rather than after their
       // backoff: its circuits start closed, so a receiver that is up again gets them at once.
       await release(parked.takeAll(), 'connector stopping');
-      if ((await withTimeout(Promise.allSettled([...inFlight.keys()]), drainUntil - Date.now())) === 'timed_out') {
+      if ((await withTimeout(loop.workDone(), drainUntil - Date.now())) === 'timed_out') {
         // A POST still out may yet succeed: the receiver then sees the event twice, which the
         // stable X-Webhook-Id makes harmless; waiting for it would hold the stop up.
-        const unfinished = [...inFlight.values()].flatMap((r) => (r ? [r.receiptHandle] : []));
+        const unfinished = loop.unfinished().map((r) => r.receiptHandle);
         await release(unfinished, 'still in flight at the end of the stop drain');
       }
       // Parked by deliveries that ended during the drain.
