@@ -23,7 +23,7 @@ import {
   type SignalKeyWrite,
 } from '../../core/store/auth-state.js';
 import { perTable, type Table } from '../../core/store/table.js';
-import { boundedCacheStore } from '../session/socket-caches.js';
+import { boundedCacheStore } from './cache-store.js';
 
 /**
  * Baileys' authentication state kept in DynamoDB under one `collectionName`: the creds item and

@@ -21,7 +21,7 @@ import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-s
 import { Inbox } from '../inbound/inbox.js';
 import { replayInbox } from '../inbound/inbox-replay.js';
 import type { InboundContext } from '../inbound/pipeline.js';
-import type { NetworkOptions } from '../network-options.js';
+import type { NetworkOptions } from '../network/network-options.js';
 import { durableDecryption } from './durable-decrypt.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
 import { shouldSyncHistoryMessage } from './history-sync.js';

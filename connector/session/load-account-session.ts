@@ -1,4 +1,4 @@
-import type { NetworkOptions } from '../network-options.js';
+import type { NetworkOptions } from '../network/network-options.js';
 import type { AccountSession } from './account-session.js';
 
 /**

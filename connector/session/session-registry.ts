@@ -4,7 +4,7 @@ import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
 import { KeyedSerial } from '../../core/serial.js';
-import type { NetworkOptions } from '../network-options.js';
+import type { NetworkOptions } from '../network/network-options.js';
 import type { Ownership } from '../ownership/ownership.js';
 import type { AccountSession, FinalStatus, SessionEndReason, StartReason } from './account-session.js';
 import { loadAccountSession } from './load-account-session.js';

@@ -1,5 +1,6 @@
-import type { CacheStore, SocketConfig, WASocket } from '@whiskeysockets/baileys';
+import type { SocketConfig, WASocket } from '@whiskeysockets/baileys';
 import { BoundedCache } from '../../core/bounded-cache.js';
+import { boundedCacheStore } from '../auth/cache-store.js';
 
 /**
  * The caches Baileys keeps per socket, bounded. Left to itself Baileys makes each a NodeCache
@@ -8,17 +9,6 @@ import { BoundedCache } from '../../core/bounded-cache.js';
  * grows with the contacts and messages an account sees in that time. Here each is a
  * BoundedCache, so its size and bound show in the metrics (cacheSizes()).
  */
-
-/** Baileys' cache interface over a BoundedCache. */
-export function boundedCacheStore(name: string, maxEntries: number, ttlMs?: number): CacheStore {
-  const cache = new BoundedCache<string, unknown>(name, maxEntries, ttlMs);
-  return {
-    get: <T>(key: string) => cache.get(key) as T | undefined,
-    set: (key, value) => cache.set(key, value),
-    del: (key) => cache.delete(key),
-    flushAll: () => cache.clear(),
-  };
-}
 
 const MINUTE = 60_000;
 

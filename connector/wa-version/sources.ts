@@ -1,6 +1,6 @@
 import type { Config } from '../../core/config.js';
 import { parseWaVersion, type WaVersion } from '../../core/wa-version.js';
-import type { NetworkOptions } from '../network-options.js';
+import type { NetworkOptions } from '../network/network-options.js';
 import type { WaVersionKeeperDeps } from './wa-version-keeper.js';
 
 /** WhatsApp Web's service worker: its text carries `"client_revision":<n>` (escaped or not), the revision the web client runs. */

@@ -2,7 +2,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLegacyDrain } from '../../connector/commands/legacy-drain.js';
 import { done } from '../../connector/commands/outcome.js';
-import { ShardCommands } from '../../connector/ownership/shard-commands.js';
+import { ShardCommands } from '../../connector/commands/shard-commands.js';
 import { createQueues, toQueueBody, type Queues } from '../../core/queues.js';
 import type { Command } from '../../core/schemas/command.js';
 import { shardOf } from '../../core/shards.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lazyInboundPipeline } from '../../connector/lazy-inbound.js';
-import { networkOptionsFrom } from '../../connector/network-options.js';
+import { networkOptionsFrom } from '../../connector/network/network-options.js';
 import { Ownership } from '../../connector/ownership/ownership.js';
 import { SessionRegistry } from '../../connector/session/session-registry.js';
 import { sessionEvents } from '../../connector/session/session-events.js';

@@ -1,8 +1,8 @@
 import type { Logger } from '../../core/logger.js';
 import type { Queues } from '../../core/queues.js';
-import { startCommandConsumer, type CommandConsumer } from '../commands/consumer.js';
-import { startLegacyDrain, type LegacyDrain } from '../commands/legacy-drain.js';
-import type { CommandHandlers } from '../commands/outcome.js';
+import { startCommandConsumer, type CommandConsumer } from './consumer.js';
+import { startLegacyDrain, type LegacyDrain } from './legacy-drain.js';
+import type { CommandHandlers } from './outcome.js';
 
 export interface ShardCommandsDeps {
   queues: Pick<Queues, 'commandQueue' | 'legacyCommandQueue' | 'sendCommand'>;

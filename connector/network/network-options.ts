@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpsAgent } from 'node:https';
 import type { SocketConfig } from '@whiskeysockets/baileys';
 import { Agent as UndiciAgent } from 'undici';
-import type { Config } from '../core/config.js';
-import { ConfigError } from '../core/config.js';
+import type { Config } from '../../core/config.js';
+import { ConfigError } from '../../core/config.js';
 
 /**
  * Where the sockets connect. Against real WhatsApp nothing is overridden. Against a sandbox
@@ -17,7 +17,7 @@ export interface NetworkOptions {
   socket: Partial<Pick<SocketConfig, 'waWebSocketUrl' | 'fetchAgent' | 'qrTimeout'>>;
   /**
    * The certificate root Baileys checks during the Noise handshake, when not WhatsApp's own. Set
-   * into Baileys' WA_CERT_DETAILS when Baileys is loaded (session/load-account-session.ts): an
+   * into Baileys' WA_CERT_DETAILS when Baileys is loaded (connector/session/load-account-session.ts): an
    * empty connector does not load Baileys.
    */
   rootPublicKey?: Buffer<ArrayBuffer>;
