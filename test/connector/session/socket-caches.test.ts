@@ -9,8 +9,8 @@ import {
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { boundLidMappingCache, socketCaches } from '../../connector/session/socket-caches.js';
-import { cacheSizes } from '../../core/bounded-cache.js';
+import { boundLidMappingCache, socketCaches } from '../../../connector/session/socket-caches.js';
+import { cacheSizes } from '../../../core/bounded-cache.js';
 
 const logger = pino({ level: 'silent' });
 

@@ -1,14 +1,14 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorHeartbeat } from '../../connector/ownership/heartbeat.js';
-import { accountKey, connectorKey, leaseKey } from '../../core/keys.js';
-import { declareDead, listHeartbeats } from '../../core/store/heartbeats.js';
-import { findLease } from '../../core/store/leases.js';
-import { findMessage } from '../../core/store/messages.js';
-import { connectByCommand, sendTextByCommand } from '../e2e/support/commands.js';
-import { startGateway, type Gateway } from '../e2e/support/gateway.js';
-import { silentLogger, useTestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+import { ConnectorHeartbeat } from '../../../connector/ownership/heartbeat.js';
+import { accountKey, connectorKey, leaseKey } from '../../../core/keys.js';
+import { declareDead, listHeartbeats } from '../../../core/store/heartbeats.js';
+import { findLease } from '../../../core/store/leases.js';
+import { findMessage } from '../../../core/store/messages.js';
+import { connectByCommand, sendTextByCommand } from '../../e2e/support/commands.js';
+import { startGateway, type Gateway } from '../../e2e/support/gateway.js';
+import { silentLogger, useTestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * The heartbeat that holds a connector's account leases (connector/ownership/heartbeat.ts): its

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountsPerShard } from '../../connector/ownership/fair-share.js';
-import { startShardBalancer, type ShardBalancer } from '../../connector/ownership/shard-balancer.js';
-import { ConnectorHeartbeat } from '../../connector/ownership/heartbeat.js';
+import { accountsPerShard } from '../../../connector/ownership/fair-share.js';
+import { startShardBalancer, type ShardBalancer } from '../../../connector/ownership/shard-balancer.js';
+import { ConnectorHeartbeat } from '../../../connector/ownership/heartbeat.js';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { listShardLeases } from '../../core/store/shard-leases.js';
-import { listHeartbeats } from '../../core/store/heartbeats.js';
-import { connectorKey } from '../../core/keys.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+import { listShardLeases } from '../../../core/store/shard-leases.js';
+import { listHeartbeats } from '../../../core/store/heartbeats.js';
+import { connectorKey } from '../../../core/keys.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * Shard balancers against the DynamoDB emulator, as several connectors run them (docs/design.md,

@@ -2,18 +2,18 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { newCommandId } from '../../core/ids.js';
-import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
-import type { Command } from '../../core/schemas/command.js';
-import { startCommandConsumer } from '../../connector/commands/consumer.js';
-import { done, notOurs, retryLater } from '../../connector/commands/outcome.js';
-import { handlersFrom } from '../support/command-handlers.js';
-import { type LogLine, parseLogLine } from '../support/log-sink.js';
-import { queueDepth } from '../support/queue-depth.js';
-import { simulatedDelay, waitFor } from '../support/wait.js';
-import { silentLogger, useTestStack } from '../support/test-stack.js';
+import { newCommandId } from '../../../core/ids.js';
+import { MAX_RECEIVE_COUNT } from '../../../core/resources.js';
+import type { Command } from '../../../core/schemas/command.js';
+import { startCommandConsumer } from '../../../connector/commands/consumer.js';
+import { done, notOurs, retryLater } from '../../../connector/commands/outcome.js';
+import { handlersFrom } from '../../support/command-handlers.js';
+import { type LogLine, parseLogLine } from '../../support/log-sink.js';
+import { queueDepth } from '../../support/queue-depth.js';
+import { simulatedDelay, waitFor } from '../../support/wait.js';
+import { silentLogger, useTestStack } from '../../support/test-stack.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
 describe('command consumer', { timeout: 120_000 }, () => {
   const t = useTestStack();

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { sessionEvents } from '../../connector/session/session-events.js';
-import { AccountStatusWriter } from '../../connector/session/status-writer.js';
-import { NotFoundError } from '../../core/errors.js';
-import { createAccount, findAccount } from '../../core/store/accounts.js';
-import { logSink } from '../support/log-sink.js';
-import { silentLogger, useTestStack } from '../support/test-stack.js';
-import { webhookEvents } from './inbound/webhook-events.js';
+import { sessionEvents } from '../../../connector/session/session-events.js';
+import { AccountStatusWriter } from '../../../connector/session/status-writer.js';
+import { NotFoundError } from '../../../core/errors.js';
+import { createAccount, findAccount } from '../../../core/store/accounts.js';
+import { logSink } from '../../support/log-sink.js';
+import { silentLogger, useTestStack } from '../../support/test-stack.js';
+import { webhookEvents } from '../inbound/webhook-events.js';
 
 /**
  * The connector's one writer of account status: every change logged, emitted with its reason or

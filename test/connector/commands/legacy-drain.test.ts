@@ -1,14 +1,14 @@
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLegacyDrain } from '../../connector/commands/legacy-drain.js';
-import { done } from '../../connector/commands/outcome.js';
-import { ShardCommands } from '../../connector/commands/shard-commands.js';
-import { createQueues, toQueueBody, type Queues } from '../../core/queues.js';
-import type { Command } from '../../core/schemas/command.js';
-import { shardOf } from '../../core/shards.js';
-import { handlersFrom } from '../support/command-handlers.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+import { startLegacyDrain } from '../../../connector/commands/legacy-drain.js';
+import { done } from '../../../connector/commands/outcome.js';
+import { ShardCommands } from '../../../connector/commands/shard-commands.js';
+import { createQueues, toQueueBody, type Queues } from '../../../core/queues.js';
+import type { Command } from '../../../core/schemas/command.js';
+import { shardOf } from '../../../core/shards.js';
+import { handlersFrom } from '../../support/command-handlers.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * A deployment upgraded from the single command queue to shards (docs/design.md, Scale-out):

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lazyInboundPipeline } from '../../connector/lazy-inbound.js';
-import { networkOptionsFrom } from '../../connector/network/network-options.js';
-import { Ownership } from '../../connector/ownership/ownership.js';
-import { SessionRegistry } from '../../connector/session/session-registry.js';
-import { sessionEvents } from '../../connector/session/session-events.js';
-import { createAccount } from '../../core/store/accounts.js';
-import { findLease } from '../../core/store/leases.js';
-import { registerHeartbeat } from '../../core/store/heartbeats.js';
-import { WaVersionKeeper } from '../../connector/wa-version/wa-version-keeper.js';
-import { silentLogger, useTestStack } from '../support/test-stack.js';
+import { lazyInboundPipeline } from '../../../connector/lazy-inbound.js';
+import { networkOptionsFrom } from '../../../connector/network/network-options.js';
+import { Ownership } from '../../../connector/ownership/ownership.js';
+import { SessionRegistry } from '../../../connector/session/session-registry.js';
+import { sessionEvents } from '../../../connector/session/session-events.js';
+import { createAccount } from '../../../core/store/accounts.js';
+import { findLease } from '../../../core/store/leases.js';
+import { registerHeartbeat } from '../../../core/store/heartbeats.js';
+import { WaVersionKeeper } from '../../../connector/wa-version/wa-version-keeper.js';
+import { silentLogger, useTestStack } from '../../support/test-stack.js';
 
 /**
  * A start racing a hand-over (docs/design.md, Scale-out). The shard balancer gives a shard up

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BufferJSON, proto } from '@whiskeysockets/baileys';
-import { cacheSizes } from '../../core/bounded-cache.js';
-import { readCreds, readSignalKeys, writeSignalKeys } from '../../core/store/auth-state.js';
-import { AuthStateClosedError, loadDynamoAuthState } from '../../connector/auth/dynamo-auth-state.js';
-import { silentLogger, useTestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+import { cacheSizes } from '../../../core/bounded-cache.js';
+import { readCreds, readSignalKeys, writeSignalKeys } from '../../../core/store/auth-state.js';
+import { AuthStateClosedError, loadDynamoAuthState } from '../../../connector/auth/dynamo-auth-state.js';
+import { silentLogger, useTestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('Baileys auth state in DynamoDB', () => {
   const t = useTestStack();

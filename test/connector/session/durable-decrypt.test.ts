@@ -7,10 +7,10 @@ import {
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { DecryptedPart } from '../../connector/inbound/inbox.js';
-import { durableDecryption } from '../../connector/session/durable-decrypt.js';
-import { memoryAuthState, type MemoryAuthState } from '../sandbox/support/memory-auth.js';
-import { injectSessionFromBundle } from '../sandbox/support/pre-key-session.js';
+import type { DecryptedPart } from '../../../connector/inbound/inbox.js';
+import { durableDecryption } from '../../../connector/session/durable-decrypt.js';
+import { memoryAuthState, type MemoryAuthState } from '../../sandbox/support/memory-auth.js';
+import { injectSessionFromBundle } from '../../sandbox/support/pre-key-session.js';
 
 /**
  * The wrapper around Baileys' own signal repository (libsignal, real keys, real ciphertexts):

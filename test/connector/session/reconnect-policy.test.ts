@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DisconnectReason } from '@whiskeysockets/baileys';
-import { closeReason, decideAfterClose, MAX_QR_ROUNDS, reconnectDelay } from '../../connector/session/reconnect-policy.js';
+import { closeReason, decideAfterClose, MAX_QR_ROUNDS, reconnectDelay } from '../../../connector/session/reconnect-policy.js';
 
 const base = { failures: 0, linked: true, qrRounds: 0, random: () => 0.5 };
 

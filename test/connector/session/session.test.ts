@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCommandId } from '../../core/ids.js';
-import { findAccount } from '../../core/store/accounts.js';
-import { readCreds, readSignalKeys } from '../../core/store/auth-state.js';
-import { findLease } from '../../core/store/leases.js';
-import { findMessage } from '../../core/store/messages.js';
-import { startGateway, type Gateway } from '../e2e/support/gateway.js';
-import { connectByCommand, sendTextByCommand } from '../e2e/support/commands.js';
-import { waitFor } from '../support/wait.js';
-import { putLegacyAccount } from '../support/legacy-account.js';
+import { newCommandId } from '../../../core/ids.js';
+import { findAccount } from '../../../core/store/accounts.js';
+import { readCreds, readSignalKeys } from '../../../core/store/auth-state.js';
+import { findLease } from '../../../core/store/leases.js';
+import { findMessage } from '../../../core/store/messages.js';
+import { startGateway, type Gateway } from '../../e2e/support/gateway.js';
+import { connectByCommand, sendTextByCommand } from '../../e2e/support/commands.js';
+import { waitFor } from '../../support/wait.js';
+import { putLegacyAccount } from '../../support/legacy-account.js';
 
 /**
  * The connector driven through its command queue only (no HTTP API): sessions against the

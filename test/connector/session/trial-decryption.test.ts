@@ -2,9 +2,9 @@ import { EventEmitter } from 'node:events';
 import { addTransactionCapability, DEFAULT_CONNECTION_CONFIG, type SignalRepositoryWithLIDStore } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { durableDecryption } from '../../connector/session/durable-decrypt.js';
-import { memoryAuthState, type MemoryAuthState } from '../sandbox/support/memory-auth.js';
-import { injectSessionFromBundle } from '../sandbox/support/pre-key-session.js';
+import { durableDecryption } from '../../../connector/session/durable-decrypt.js';
+import { memoryAuthState, type MemoryAuthState } from '../../sandbox/support/memory-auth.js';
+import { injectSessionFromBundle } from '../../sandbox/support/pre-key-session.js';
 
 /**
  * Two devices that write to each other for the first time at the same moment (real libsignal,

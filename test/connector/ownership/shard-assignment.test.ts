@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { accountsPerShard, heirsOnLeaving, planShare } from '../../connector/ownership/fair-share.js';
-import { assignShards, BALANCE_SLACK } from '../../connector/ownership/shard-assignment.js';
-import type { ShardLease } from '../../core/store/shard-leases.js';
+import { accountsPerShard, heirsOnLeaving, planShare } from '../../../connector/ownership/fair-share.js';
+import { assignShards, BALANCE_SLACK } from '../../../connector/ownership/shard-assignment.js';
+import type { ShardLease } from '../../../core/store/shard-leases.js';
 
 /**
  * The account-weighted shard assignment (docs/design.md, Scale-out), on account ids hashed the

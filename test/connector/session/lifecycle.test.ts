@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canMove, isWindingDown, statusOf, type Lifecycle } from '../../connector/session/lifecycle.js';
+import { canMove, isWindingDown, statusOf, type Lifecycle } from '../../../connector/session/lifecycle.js';
 
 const ALL: Lifecycle[] = ['idle', 'connecting', 'awaiting_scan', 'reconnecting', 'connected', 'halted', 'stopped', 'logged_out'];
 

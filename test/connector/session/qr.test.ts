@@ -1,14 +1,14 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newCommandId } from '../../core/ids.js';
-import { qrMatrix } from '../../core/qr-image.js';
-import { createAccount } from '../../core/store/accounts.js';
-import { findQr } from '../../core/store/qr.js';
-import { createApp } from '../../functions/app.js';
-import { FIRST_QR_LIFETIME_MS } from '../../connector/session/qr-log.js';
-import { startGateway, type Gateway } from '../e2e/support/gateway.js';
-import { waitFor } from '../support/wait.js';
-import { modulesOfPng } from '../support/png-modules.js';
+import { newCommandId } from '../../../core/ids.js';
+import { qrMatrix } from '../../../core/qr-image.js';
+import { createAccount } from '../../../core/store/accounts.js';
+import { findQr } from '../../../core/store/qr.js';
+import { createApp } from '../../../functions/app.js';
+import { FIRST_QR_LIFETIME_MS } from '../../../connector/session/qr-log.js';
+import { startGateway, type Gateway } from '../../e2e/support/gateway.js';
+import { waitFor } from '../../support/wait.js';
+import { modulesOfPng } from '../../support/png-modules.js';
 
 /**
  * Linking without reading the log: the connector publishes the QR Baileys emits, the API serves

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startConnector, type Connector } from '../../connector/connector.js';
-import { ConnectorMetrics } from '../../connector/metrics/connector-metrics.js';
-import { startEmfLines } from '../../connector/metrics/emf.js';
-import { BoundedCache } from '../../core/bounded-cache.js';
-import { createQueues } from '../../core/queues.js';
-import { waitFor } from '../support/wait.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { startConnector, type Connector } from '../../../connector/connector.js';
+import { ConnectorMetrics } from '../../../connector/metrics/connector-metrics.js';
+import { startEmfLines } from '../../../connector/metrics/emf.js';
+import { BoundedCache } from '../../../core/bounded-cache.js';
+import { createQueues } from '../../../core/queues.js';
+import { waitFor } from '../../support/wait.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 
 /** The connector's Prometheus endpoint (METRICS_PORT), on a stack with no accounts. */
 describe('connector metrics', { timeout: 60_000 }, () => {

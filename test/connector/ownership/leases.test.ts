@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ownership, type LeaseHolder } from '../../connector/ownership/ownership.js';
-import { beat, declareDead, listHeartbeats, registerHeartbeat } from '../../core/store/heartbeats.js';
-import { leaseKey } from '../../core/keys.js';
-import { findLease, findLeases, isLeaseHeld, releaseLease } from '../../core/store/leases.js';
-import { tableOf, type Table } from '../../core/store/table.js';
+import { Ownership, type LeaseHolder } from '../../../connector/ownership/ownership.js';
+import { beat, declareDead, listHeartbeats, registerHeartbeat } from '../../../core/store/heartbeats.js';
+import { leaseKey } from '../../../core/keys.js';
+import { findLease, findLeases, isLeaseHeld, releaseLease } from '../../../core/store/leases.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { countedTable } from '../support/counted-table.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { countedTable } from '../../support/counted-table.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 /**
  * Account leases held by their owner's heartbeat (core/store/leases.ts): a live heartbeat keeps
