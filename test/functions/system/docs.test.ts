@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createClients } from '../../core/aws.js';
-import { loadConfig } from '../../core/config.js';
-import { createApp } from '../../functions/app.js';
-import { SWAGGER_UI_ASSETS, swaggerUiPackageFolder } from '../../functions/system/docs.js';
+import { createClients } from '../../../core/aws.js';
+import { loadConfig } from '../../../core/config.js';
+import { createApp } from '../../../functions/app.js';
+import { SWAGGER_UI_ASSETS, swaggerUiPackageFolder } from '../../../functions/system/docs.js';
 
 /**
  * The /docs page and its assets never touch AWS: the clients point at a closed port, so a

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command } from '../../core/schemas/command.js';
-import type { GroupResult } from '../../core/schemas/group.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { claimGroupRequest, markGroupRequestDone } from '../../core/store/group-requests.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import type { FakeConnector } from '../support/fake-connector.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
+import type { Command } from '../../../core/schemas/command.js';
+import type { GroupResult } from '../../../core/schemas/group.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { claimGroupRequest, markGroupRequestDone } from '../../../core/store/group-requests.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import type { FakeConnector } from '../../support/fake-connector.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
 
 /**
  * The contact routes (number check, profile picture) against the emulators. The fake connector

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeWaVersion } from '../../core/store/wa-version.js';
-import { tableOf } from '../../core/store/table.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { writeWaVersion } from '../../../core/store/wa-version.js';
+import { tableOf } from '../../../core/store/table.js';
+import { startTestApi } from '../../support/test-api.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 describe('GET /ping', () => {
   let stack: TestStack;

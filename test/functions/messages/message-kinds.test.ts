@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command, CommandOf } from '../../core/schemas/command.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { putMessage } from '../../core/store/messages.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import type { FakeConnector } from '../support/fake-connector.js';
-import { fixtures } from '../support/media-fixtures.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
-import type { TestStack } from '../support/test-stack.js';
+import type { Command, CommandOf } from '../../../core/schemas/command.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { putMessage } from '../../../core/store/messages.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import type { FakeConnector } from '../../support/fake-connector.js';
+import { fixtures } from '../../support/media-fixtures.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
+import type { TestStack } from '../../support/test-stack.js';
 
 const TO = '15551234567@s.whatsapp.net';
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { qrMatrix } from '../../core/qr-image.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { clearQr, putQr } from '../../core/store/qr.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { modulesOfPng, modulesOfSvg } from '../support/png-modules.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
-import type { TestStack } from '../support/test-stack.js';
+import { qrMatrix } from '../../../core/qr-image.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { clearQr, putQr } from '../../../core/store/qr.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { modulesOfPng, modulesOfSvg } from '../../support/png-modules.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
+import type { TestStack } from '../../support/test-stack.js';
 
 /** GET /accounts/:accountId/qr, with the QR written to the store as the connector writes it. */
 const QR_TEXT = '2@bG9uZ2VyIHJlZmVyZW5jZSB0ZXh0IGZvciBhIHRlc3Q=,bm9pc2Uga2V5IGZvciB0ZXN0cw==,aWRlbnRpdHkga2V5,YWR2IHNlY3JldA==';

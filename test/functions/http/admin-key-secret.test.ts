@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminKeyFromSecret } from '../../functions/http/admin-key-secret.js';
-import { startFakeSecretsExtension, type FakeSecretsExtension } from '../support/fake-secrets-extension.js';
+import { adminKeyFromSecret } from '../../../functions/http/admin-key-secret.js';
+import { startFakeSecretsExtension, type FakeSecretsExtension } from '../../support/fake-secrets-extension.js';
 
 const TOKEN = 'session-token';
 let extension: FakeSecretsExtension;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listKeys, mediaStoreOf, putStream } from '../../core/media-store.js';
-import { readCreds, writeCreds } from '../../core/store/auth-state.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { putMessage } from '../../core/store/messages.js';
-import { tableOf } from '../../core/store/table.js';
-import type { FakeConnector } from '../support/fake-connector.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
-import type { TestStack } from '../support/test-stack.js';
+import { listKeys, mediaStoreOf, putStream } from '../../../core/media-store.js';
+import { readCreds, writeCreds } from '../../../core/store/auth-state.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { putMessage } from '../../../core/store/messages.js';
+import { tableOf } from '../../../core/store/table.js';
+import type { FakeConnector } from '../../support/fake-connector.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
+import type { TestStack } from '../../support/test-stack.js';
 
 let stack: TestStack;
 let api: TestApi;

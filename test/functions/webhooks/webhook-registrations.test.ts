@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { webhookKey } from '../../core/keys.js';
-import { listWebhooks } from '../../core/store/webhooks.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
+import { webhookKey } from '../../../core/keys.js';
+import { listWebhooks } from '../../../core/store/webhooks.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
 
 /** Webhook registrations through the HTTP API: ids, scope, filter, secret, access keys. */
 const ADMIN = 'admin-key-0123456789abcdef';

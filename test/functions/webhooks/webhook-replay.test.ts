@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageEventFor } from '../../core/message-event.js';
-import { createQueues, type Queues } from '../../core/queues.js';
-import type { Message } from '../../core/schemas/message.js';
-import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
-import { updateChat } from '../../core/store/chats.js';
-import { putMessage } from '../../core/store/messages.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { createApp } from '../../functions/app.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
-import { silentLogger, type TestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+import { messageEventFor } from '../../../core/message-event.js';
+import { createQueues, type Queues } from '../../../core/queues.js';
+import type { Message } from '../../../core/schemas/message.js';
+import type { WebhookEvent } from '../../../core/schemas/webhook-event.js';
+import { updateChat } from '../../../core/store/chats.js';
+import { putMessage } from '../../../core/store/messages.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { createApp } from '../../../functions/app.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
+import { silentLogger, type TestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * POST /webhooks/:webhookId/replay through HTTP: the stored messages the webhook selects are

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
-import { listWebhooks } from '../../core/store/webhooks.js';
-import { tableOf } from '../../core/store/table.js';
-import { createApp } from '../../functions/app.js';
-import { silentLogger, startTestStack, type TestStack } from '../support/test-stack.js';
+import { loadConfig } from '../../../core/config.js';
+import { listWebhooks } from '../../../core/store/webhooks.js';
+import { tableOf } from '../../../core/store/table.js';
+import { createApp } from '../../../functions/app.js';
+import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 
 let stack: TestStack;
 

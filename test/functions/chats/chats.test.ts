@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { updateChat } from '../../core/store/chats.js';
-import { putMessage } from '../../core/store/messages.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { updateChat } from '../../../core/store/chats.js';
+import { putMessage } from '../../../core/store/messages.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { startTestApi } from '../../support/test-api.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 const ALICE = '15550000001@s.whatsapp.net';
 const GROUP = '15550000001-1600000000@g.us';

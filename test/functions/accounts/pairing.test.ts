@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command } from '../../core/schemas/command.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
+import type { Command } from '../../../core/schemas/command.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
 import {
   claimPairingCodeRequest,
   findPairingCodeRequest,
   markPairingCodeIssued,
   markPairingCodeRefused,
-} from '../../core/store/pairing-codes.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import type { FakeConnector } from '../support/fake-connector.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
-import type { TestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+} from '../../../core/store/pairing-codes.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import type { FakeConnector } from '../../support/fake-connector.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
+import type { TestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 /**
  * POST /accounts/:accountId/pairing-code against the emulators. The fake connector only records

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command } from '../../core/schemas/command.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { claimGroupRequest, markGroupRequestDone, markGroupRequestRefused } from '../../core/store/group-requests.js';
-import type { GroupResult, GroupRefusal } from '../../core/schemas/group.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import type { FakeConnector } from '../support/fake-connector.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
+import type { Command } from '../../../core/schemas/command.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { claimGroupRequest, markGroupRequestDone, markGroupRequestRefused } from '../../../core/store/group-requests.js';
+import type { GroupResult, GroupRefusal } from '../../../core/schemas/group.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import type { FakeConnector } from '../../support/fake-connector.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
 
 /**
  * The groups API against the emulators. The fake connector only records commands; each case

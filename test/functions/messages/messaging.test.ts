@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { findOutbound } from '../../core/store/outbound.js';
-import { putMessage } from '../../core/store/messages.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import type { Command } from '../../core/schemas/command.js';
-import { startFakeConnector, type FakeConnector, type Outcome } from '../support/fake-connector.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
-import { waitFor } from '../support/wait.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { findOutbound } from '../../../core/store/outbound.js';
+import { putMessage } from '../../../core/store/messages.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import type { Command } from '../../../core/schemas/command.js';
+import { startFakeConnector, type FakeConnector, type Outcome } from '../../support/fake-connector.js';
+import { startTestApi } from '../../support/test-api.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
+import { waitFor } from '../../support/wait.js';
 
 const TO = '15551234567@s.whatsapp.net';
 /** Recipients the fake connector treats specially. */

@@ -2,12 +2,12 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listKeys, mediaStoreOf, type MediaStore } from '../../core/media-store.js';
-import { updateAccountStatus } from '../../core/store/accounts.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { fixtures } from '../support/media-fixtures.js';
-import { startTestApi } from '../support/test-api.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+import { listKeys, mediaStoreOf, type MediaStore } from '../../../core/media-store.js';
+import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { fixtures } from '../../support/media-fixtures.js';
+import { startTestApi } from '../../support/test-api.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 /**
  * Bad uploads against a real server and real Node clients: every one gets its 4xx answer, even

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { findAccount } from '../../core/store/accounts.js';
-import { tableOf } from '../../core/store/table.js';
-import { createApp } from '../../functions/app.js';
-import { warnWhenOpen } from '../../functions/http/auth.js';
-import { startApiServer } from '../../functions/server.js';
-import { logSink } from '../support/log-sink.js';
-import { startApiStack, type TestApi } from '../support/test-api.js';
-import type { TestStack } from '../support/test-stack.js';
+import { findAccount } from '../../../core/store/accounts.js';
+import { tableOf } from '../../../core/store/table.js';
+import { createApp } from '../../../functions/app.js';
+import { warnWhenOpen } from '../../../functions/http/auth.js';
+import { startApiServer } from '../../../functions/server.js';
+import { logSink } from '../../support/log-sink.js';
+import { startApiStack, type TestApi } from '../../support/test-api.js';
+import type { TestStack } from '../../support/test-stack.js';
 
 /** Access keys through the HTTP API, with two admin keys configured (a rotation in progress). */
 const ADMIN_OLD = 'admin-old-0123456789abcdef';
