@@ -1,13 +1,6 @@
 import type { Logger } from '../../core/logger.js';
 import type { CommandOf } from '../../core/schemas/command.js';
-import {
-  claimGroupRequest,
-  failPendingGroupRequest,
-  findGroupRequest,
-  markGroupRequestDone,
-  markGroupRequestFailed,
-  markGroupRequestRefused,
-} from '../../core/store/group-requests.js';
+import { groupRequests, markGroupRequestDone, markGroupRequestFailed, markGroupRequestRefused } from '../../core/store/group-requests.js';
 import type { Table } from '../../core/store/table.js';
 import type { Ownership } from '../ownership/ownership.js';
 import type { SessionRegistry } from '../session/session-registry.js';
@@ -35,12 +28,12 @@ export function groupHandlers(deps: GroupDeps) {
     async group(command: CommandOf<'group'>): Promise<CommandOutcome> {
       const { accountId, commandId } = command;
       const log = deps.logger.child({ accountId, commandId, command: command.type, op: command.payload.op });
-      const request = await findGroupRequest(table, accountId, commandId);
+      const request = await groupRequests.find(table, accountId, commandId);
       if (!request) return done('no request record');
       if (request.status !== 'pending') return done(`already ${request.status}`);
       const fail = async (reason: string) => {
         log.warn({ reason }, 'group operation failed');
-        await failPendingGroupRequest(table, accountId, commandId, reason);
+        await groupRequests.failPending(table, accountId, commandId, reason);
         return done(`failed: ${reason}`);
       };
       const remaining = () => request.deadline - Date.now();
@@ -55,8 +48,8 @@ export function groupHandlers(deps: GroupDeps) {
       if ('notConnected' in handle) return fail(`account is not connected (status: ${handle.notConnected})`);
       const { sock, groupMetadata } = handle;
 
-      if (!(await claimGroupRequest(table, accountId, commandId))) {
-        await failPendingGroupRequest(table, accountId, commandId, 'the connector took the request after its deadline');
+      if (!(await groupRequests.claim(table, accountId, commandId))) {
+        await groupRequests.failPending(table, accountId, commandId, 'the connector took the request after its deadline');
         return done('not claimed');
       }
       try {

@@ -1,12 +1,6 @@
 import type { Logger } from '../../core/logger.js';
 import type { CommandOf } from '../../core/schemas/command.js';
-import {
-  claimPairingCodeRequest,
-  failPendingPairingCodeRequest,
-  findPairingCodeRequest,
-  markPairingCodeIssued,
-  markPairingCodeRefused,
-} from '../../core/store/pairing-codes.js';
+import { markPairingCodeIssued, markPairingCodeRefused, pairingCodeRequests } from '../../core/store/pairing-codes.js';
 import type { Table } from '../../core/store/table.js';
 import type { Ownership } from '../ownership/ownership.js';
 import type { SessionRegistry } from '../session/session-registry.js';
@@ -32,12 +26,12 @@ export function pairingHandlers(deps: PairingDeps) {
     async request_pairing_code(command: CommandOf<'request_pairing_code'>): Promise<CommandOutcome> {
       const { accountId, commandId } = command;
       const log = deps.logger.child({ accountId, commandId, command: command.type });
-      const request = await findPairingCodeRequest(table, accountId, commandId);
+      const request = await pairingCodeRequests.find(table, accountId, commandId);
       if (!request) return done('no request record');
       if (request.status !== 'pending') return done(`already ${request.status}`);
       const fail = async (reason: string) => {
         log.warn({ reason }, 'no pairing code');
-        await failPendingPairingCodeRequest(table, accountId, commandId, reason);
+        await pairingCodeRequests.failPending(table, accountId, commandId, reason);
         return done(`failed: ${reason}`);
       };
       const remaining = () => request.deadline - Date.now();
@@ -54,8 +48,8 @@ export function pairingHandlers(deps: PairingDeps) {
       const phase = await session.awaitLinkPhase(Math.max(0, remaining()));
       if (phase === 'not_ready') return fail(`the account is not waiting for a link (status: ${session.status})`);
 
-      if (!(await claimPairingCodeRequest(table, accountId, commandId))) {
-        await failPendingPairingCodeRequest(table, accountId, commandId, 'the connector took the request after its deadline');
+      if (!(await pairingCodeRequests.claim(table, accountId, commandId))) {
+        await pairingCodeRequests.failPending(table, accountId, commandId, 'the connector took the request after its deadline');
         return done('not claimed');
       }
       if (phase === 'linked') {

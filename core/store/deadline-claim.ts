@@ -3,8 +3,8 @@ import type { Key } from '../keys.js';
 import { writeIfCondition, type Table } from './table.js';
 
 /**
- * The two ways out of `pending` for a record the API waits on until its `deadline` (a send, a
- * pairing-code request): the connector claims it, or the API fails it. Both are conditional on
+ * The two ways out of `pending` for a record the API waits on until its `deadline` (a live
+ * request, live-requests.ts): the connector claims it, or the API fails it. Both are conditional on
  * `pending`, so exactly one wins; the claim also only before the deadline, so the connector never
  * acts on a record the API has already answered for.
  */
@@ -13,7 +13,14 @@ const IS_PENDING = '#status = :pending';
 const NAMES = { '#status': 'status' };
 
 /** A conditional status change: true when applied, false when its condition did not hold. */
-export function updateStatus(table: Table, key: Key, set: string, condition: string, values: Record<string, unknown>): Promise<boolean> {
+export function updateStatus(
+  table: Table,
+  key: Key,
+  set: string,
+  condition: string,
+  values: Record<string, unknown>,
+  names: Record<string, string> = {},
+): Promise<boolean> {
   return writeIfCondition(
     table.doc.send(
       new UpdateCommand({
@@ -21,7 +28,7 @@ export function updateStatus(table: Table, key: Key, set: string, condition: str
         Key: key,
         UpdateExpression: `SET ${set}`,
         ConditionExpression: condition,
-        ExpressionAttributeNames: NAMES,
+        ExpressionAttributeNames: { ...NAMES, ...names },
         ExpressionAttributeValues: values,
       }),
     ),

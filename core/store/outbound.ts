@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { outboundKey } from '../keys.js';
 import { outboundSchema, type Outbound } from '../schemas/outbound.js';
-import { claimPending, failPending, updateStatus } from './deadline-claim.js';
-import { withoutKeys, type Table } from './table.js';
+import { updateStatus } from './deadline-claim.js';
+import { liveRequestRecords } from './live-requests.js';
+import type { Table } from './table.js';
 
 /**
  * One send's lifecycle. Who may move it where is what makes a send happen at most once and only
@@ -16,49 +17,37 @@ import { withoutKeys, type Table } from './table.js';
  * send the API gave up on is never claimed, and a claimed send is never failed by the API.
  */
 
-/** Outbound records are only needed while a send is in flight and shortly after. */
-const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
-
-/** Claimed by a connector; `unknown` too, since the claimer may still report after all. */
-const CLAIMED = '#status IN (:sending, :unknown)';
+/**
+ * The live-request records (live-requests.ts), with a send's extra state: `unknown`, a claimed send
+ * whose outcome was lost; still settled by sent or failed.
+ */
+const outboundRecords = liveRequestRecords<Outbound, { messageId: string; commandId: string }>({
+  key: outboundKey,
+  idOf: (ids) => ids.messageId,
+  schema: outboundSchema,
+  claimed: 'sending',
+  // Claimed by a connector; `unknown` too, since the claimer may still report after all.
+  settledFrom: ['sending', 'unknown'],
+  // Only a send's schema has `claimedAt`.
+  stampClaimedAt: true,
+  // Outbound records are only needed while a send is in flight and shortly after.
+  ttlSeconds: 24 * 60 * 60,
+});
 
 /** Written by the function before the command is enqueued. */
-export async function putPendingOutbound(
+export function putPendingOutbound(
   table: Table,
   accountId: string,
   ids: { messageId: string; commandId: string },
   deadline: number,
   now = Date.now(),
 ): Promise<Outbound> {
-  const outbound: Outbound = {
-    messageId: ids.messageId,
-    commandId: ids.commandId,
-    status: 'pending',
-    deadline,
-    expiresAt: Math.floor(now / 1000) + OUTBOUND_TTL_SECONDS,
-  };
-  await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...outboundKey(accountId, ids.messageId), ...outbound } }));
-  return outbound;
+  return outboundRecords.putPending(table, accountId, ids, deadline, now);
 }
 
-/** The record's own fields: a sent message's `sentContent` (up to 64 KB) is read only for a retry. */
-const OUTBOUND_FIELD_NAMES = Object.fromEntries(Object.keys(outboundSchema.shape).map((field) => [`#${field}`, field]));
-
-export async function findOutbound(table: Table, accountId: string, messageId: string, consistent = true): Promise<Outbound | undefined> {
-  const result = await table.doc.send(
-    new GetCommand({
-      TableName: table.name,
-      Key: outboundKey(accountId, messageId),
-      ConsistentRead: consistent,
-      ProjectionExpression: Object.keys(OUTBOUND_FIELD_NAMES).join(', '),
-      ExpressionAttributeNames: OUTBOUND_FIELD_NAMES,
-    }),
-  );
-  return result.Item ? outboundSchema.parse(withoutKeys(result.Item)) : undefined;
+export function findOutbound(table: Table, accountId: string, messageId: string, consistent = true): Promise<Outbound | undefined> {
+  return outboundRecords.find(table, accountId, messageId, consistent);
 }
-
-const update = (table: Table, accountId: string, messageId: string, set: string, condition: string, values: Record<string, unknown>) =>
-  updateStatus(table, outboundKey(accountId, messageId), set, condition, values);
 
 /**
  * Connector, right before handing the message to WhatsApp: pending -> sending, only while the
@@ -66,7 +55,7 @@ const update = (table: Table, accountId: string, messageId: string, set: string,
  * delivery of the command took it; it must not be sent.
  */
 export function claimOutbound(table: Table, accountId: string, messageId: string, now = Date.now()): Promise<boolean> {
-  return claimPending(table, outboundKey(accountId, messageId), 'sending', now, { stampClaimedAt: true });
+  return outboundRecords.claim(table, accountId, messageId, now);
 }
 
 /**
@@ -74,7 +63,7 @@ export function claimOutbound(table: Table, accountId: string, messageId: string
  * send it. False when it is no longer pending (claimed or settled: read it again).
  */
 export function failPendingOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
-  return failPending(table, outboundKey(accountId, messageId), reason);
+  return outboundRecords.failPending(table, accountId, messageId, reason);
 }
 
 /**
@@ -85,13 +74,7 @@ export function failPendingOutbound(table: Table, accountId: string, messageId: 
  * (`findSentContent`).
  */
 export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now(), content?: Uint8Array) {
-  return update(table, accountId, messageId, `#status = :sent, sentAt = :sentAt${content ? ', sentContent = :content' : ''}`, CLAIMED, {
-    ':sending': 'sending',
-    ':unknown': 'unknown',
-    ':sent': 'sent',
-    ':sentAt': sentAt,
-    ...(content ? { ':content': content } : {}),
-  });
+  return outboundRecords.settleClaimed(table, accountId, messageId, 'sent', { sentAt, sentContent: content });
 }
 
 /** The encoded message a send recorded with `markOutboundSent`, while its record lives. */
@@ -105,12 +88,7 @@ export async function findSentContent(table: Table, accountId: string, messageId
 
 /** Connector, after its claim: the network refused it; `reason` is shown to the client as `detail`. */
 export function markOutboundFailed(table: Table, accountId: string, messageId: string, reason: string) {
-  return update(table, accountId, messageId, '#status = :failed, reason = :reason', CLAIMED, {
-    ':sending': 'sending',
-    ':unknown': 'unknown',
-    ':failed': 'failed',
-    ':reason': reason,
-  });
+  return outboundRecords.settleClaimed(table, accountId, messageId, 'failed', { reason });
 }
 
 /**
@@ -118,7 +96,7 @@ export function markOutboundFailed(table: Table, accountId: string, messageId: s
  * claimed it stopped before recording the outcome. It is not sent again (at most once).
  */
 export function markOutboundUnknown(table: Table, accountId: string, messageId: string, reason: string) {
-  return update(table, accountId, messageId, '#status = :unknown, reason = :reason', '#status = :sending', {
+  return updateStatus(table, outboundKey(accountId, messageId), '#status = :unknown, reason = :reason', '#status = :sending', {
     ':sending': 'sending',
     ':unknown': 'unknown',
     ':reason': reason,

@@ -1,7 +1,7 @@
 import { OperationFailedError, ValidationError } from '../../core/errors.js';
 import { newCommandId } from '../../core/ids.js';
 import { isFinalPairingCodeStatus, type PairingCodeRequest } from '../../core/schemas/pairing-code.js';
-import { failPendingPairingCodeRequest, findPairingCodeRequest, putPendingPairingCodeRequest } from '../../core/store/pairing-codes.js';
+import { pairingCodeRequests } from '../../core/store/pairing-codes.js';
 import type { Services } from '../http/services.js';
 
 export const ALREADY_CONNECTED = 'Account is already connected';
@@ -20,18 +20,18 @@ export async function requestPairingCode(
   const { table, config, queues } = services;
   const commandId = newCommandId();
   const deadline = Date.now() + config.SEND_TIMEOUT_MS;
-  await putPendingPairingCodeRequest(table, accountId, commandId, deadline);
+  await pairingCodeRequests.putPending(table, accountId, { commandId }, deadline);
   try {
     await queues.sendCommand({ type: 'request_pairing_code', accountId, commandId, payload: { phoneNumber } });
   } catch (error) {
-    await failPendingPairingCodeRequest(table, accountId, commandId, 'the command could not be queued');
+    await pairingCodeRequests.failPending(table, accountId, commandId, 'the command could not be queued');
     throw error;
   }
 
   let answer = await pollUntilFinal(services, accountId, commandId, deadline);
   if (!answer) {
     const reason = `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms`;
-    if (await failPendingPairingCodeRequest(table, accountId, commandId, reason)) throw new OperationFailedError(reason);
+    if (await pairingCodeRequests.failPending(table, accountId, commandId, reason)) throw new OperationFailedError(reason);
     answer = await pollUntilFinal(services, accountId, commandId, Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS);
   }
   if (!answer) throw new OperationFailedError('the connector took the request but did not answer in time');
@@ -57,7 +57,7 @@ async function pollUntilFinal(
 ): Promise<PairingCodeRequest | undefined> {
   let interval = FIRST_POLL_MS;
   for (;;) {
-    const request = await findPairingCodeRequest(services.table, accountId, commandId);
+    const request = await pairingCodeRequests.find(services.table, accountId, commandId);
     if (!request) throw new OperationFailedError('pairing-code request disappeared (account deleted?)');
     if (isFinalPairingCodeStatus(request.status)) return request;
     const remaining = until - Date.now();

@@ -3,7 +3,7 @@ import { NotFoundError, OperationFailedError, ValidationError } from '../../core
 import { newCommandId } from '../../core/ids.js';
 import { isFinalGroupRequestStatus, type GroupOperation, type GroupRequest } from '../../core/schemas/group.js';
 import { getAccount } from '../../core/store/accounts.js';
-import { failPendingGroupRequest, findGroupRequest, putPendingGroupRequest } from '../../core/store/group-requests.js';
+import { groupRequests } from '../../core/store/group-requests.js';
 import { assertConnected } from '../messages/send-wait.js';
 import type { Services } from '../http/services.js';
 
@@ -37,18 +37,18 @@ export async function runGroupOperation<T>(services: Services, accountId: string
   const { table, config, queues } = services;
   const commandId = newCommandId();
   const deadline = Date.now() + config.SEND_TIMEOUT_MS;
-  await putPendingGroupRequest(table, accountId, commandId, deadline);
+  await groupRequests.putPending(table, accountId, { commandId }, deadline);
   try {
     await queues.sendCommand({ type: 'group', accountId, commandId, payload: operation });
   } catch (error) {
-    await failPendingGroupRequest(table, accountId, commandId, 'the command could not be queued');
+    await groupRequests.failPending(table, accountId, commandId, 'the command could not be queued');
     throw error;
   }
 
   let answer = await pollUntilFinal(services, accountId, commandId, deadline);
   if (!answer) {
     const reason = `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms; not done`;
-    if (await failPendingGroupRequest(table, accountId, commandId, reason)) throw new OperationFailedError(reason);
+    if (await groupRequests.failPending(table, accountId, commandId, reason)) throw new OperationFailedError(reason);
     answer = await pollUntilFinal(services, accountId, commandId, Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS);
   }
   if (!answer) throw new OperationFailedError('the connector took the request but did not answer in time; it may have been done');
@@ -63,7 +63,7 @@ const MAX_POLL_MS = 250;
 async function pollUntilFinal(services: Services, accountId: string, commandId: string, until: number): Promise<GroupRequest | undefined> {
   let interval = FIRST_POLL_MS;
   for (;;) {
-    const request = await findGroupRequest(services.table, accountId, commandId);
+    const request = await groupRequests.find(services.table, accountId, commandId);
     if (!request) throw new OperationFailedError('group request disappeared (account deleted?)');
     if (isFinalGroupRequestStatus(request.status)) return request;
     const remaining = until - Date.now();

@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../core/schemas/command.js';
 import { updateAccountStatus } from '../../../core/store/accounts.js';
-import {
-  claimPairingCodeRequest,
-  findPairingCodeRequest,
-  markPairingCodeIssued,
-  markPairingCodeRefused,
-} from '../../../core/store/pairing-codes.js';
+import { markPairingCodeIssued, markPairingCodeRefused, pairingCodeRequests } from '../../../core/store/pairing-codes.js';
 import { tableOf, type Table } from '../../../core/store/table.js';
 import type { FakeConnector } from '../../support/fake-connector.js';
 import { startApiStack, type TestApi } from '../../support/test-api.js';
@@ -40,7 +35,7 @@ const pairingCommandsOf = (accountId: string) =>
 /** Waits for the account's pairing-code command, takes its request as a connector would, then settles it. */
 async function answer(accountId: string, settle: (commandId: string) => Promise<unknown>): Promise<Command> {
   const command = await connector.waitFor((c) => c.accountId === accountId && c.type === 'request_pairing_code');
-  expect(await claimPairingCodeRequest(table, accountId, command.commandId)).toBe(true);
+  expect(await pairingCodeRequests.claim(table, accountId, command.commandId)).toBe(true);
   await settle(command.commandId);
   return command;
 }
@@ -92,8 +87,8 @@ describe('POST /accounts/:accountId/pairing-code', () => {
     expect(response).toMatchObject({ status: 500, body: { ok: false, error: 'internal_error' } });
     expect(String(response.body.detail)).toMatch(/no answer from the connector/);
     const [command] = await waitFor('the command', () => pairingCommandsOf(id).length > 0 && pairingCommandsOf(id));
-    expect(await findPairingCodeRequest(table, id, command!.commandId)).toMatchObject({ status: 'failed' });
-    expect(await claimPairingCodeRequest(table, id, command!.commandId)).toBe(false);
+    expect(await pairingCodeRequests.find(table, id, command!.commandId)).toMatchObject({ status: 'failed' });
+    expect(await pairingCodeRequests.claim(table, id, command!.commandId)).toBe(false);
   });
 
   it('a connected account: 400 Account is already connected, nothing queued', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../core/schemas/command.js';
 import type { GroupResult } from '../../../core/schemas/group.js';
 import { updateAccountStatus } from '../../../core/store/accounts.js';
-import { claimGroupRequest, markGroupRequestDone } from '../../../core/store/group-requests.js';
+import { groupRequests, markGroupRequestDone } from '../../../core/store/group-requests.js';
 import { tableOf, type Table } from '../../../core/store/table.js';
 import type { FakeConnector } from '../../support/fake-connector.js';
 import { startApiStack, type TestApi } from '../../support/test-api.js';
@@ -32,7 +32,7 @@ async function answer(accountId: string, result: GroupResult): Promise<GroupComm
   const command = (await connector.waitFor(
     (c) => c.accountId === accountId && c.type === 'group' && !seen.has(c.commandId),
   )) as GroupCommand;
-  expect(await claimGroupRequest(table, accountId, command.commandId)).toBe(true);
+  expect(await groupRequests.claim(table, accountId, command.commandId)).toBe(true);
   await markGroupRequestDone(table, accountId, command.commandId, result);
   return command;
 }

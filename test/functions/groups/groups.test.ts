@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../core/schemas/command.js';
 import { updateAccountStatus } from '../../../core/store/accounts.js';
-import { claimGroupRequest, markGroupRequestDone, markGroupRequestRefused } from '../../../core/store/group-requests.js';
+import { groupRequests, markGroupRequestDone, markGroupRequestRefused } from '../../../core/store/group-requests.js';
 import type { GroupResult, GroupRefusal } from '../../../core/schemas/group.js';
 import { tableOf, type Table } from '../../../core/store/table.js';
 import type { FakeConnector } from '../../support/fake-connector.js';
@@ -34,7 +34,7 @@ async function answer(accountId: string, settle: { result: GroupResult } | { ref
   const command = (await connector.waitFor(
     (c) => c.accountId === accountId && c.type === 'group' && !seen.has(c.commandId),
   )) as GroupCommand;
-  expect(await claimGroupRequest(table, accountId, command.commandId)).toBe(true);
+  expect(await groupRequests.claim(table, accountId, command.commandId)).toBe(true);
   if ('result' in settle) await markGroupRequestDone(table, accountId, command.commandId, settle.result);
   else await markGroupRequestRefused(table, accountId, command.commandId, settle.refusal, 'iq error');
   return command;
