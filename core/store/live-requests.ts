@@ -37,7 +37,7 @@ export interface LiveRequestKind<R extends LiveRecord, Ids extends object> {
   ttlSeconds: number;
 }
 
-type LiveRequestRecords<R extends LiveRecord, Ids extends object> = ReturnType<typeof liveRequestRecords<R, Ids>>;
+export type LiveRequestRecords<R extends LiveRecord, Ids extends object> = ReturnType<typeof liveRequestRecords<R, Ids>>;
 
 export function liveRequestRecords<R extends LiveRecord, Ids extends object>(kind: LiveRequestKind<R, Ids>) {
   const { key, schema, claimed } = kind;

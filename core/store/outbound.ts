@@ -21,7 +21,7 @@ import type { Table } from './table.js';
  * The live-request records (live-requests.ts), with a send's extra state: `unknown`, a claimed send
  * whose outcome was lost; still settled by sent or failed.
  */
-const outboundRecords = liveRequestRecords<Outbound, { messageId: string; commandId: string }>({
+export const outboundRecords = liveRequestRecords<Outbound, { messageId: string; commandId: string }>({
   key: outboundKey,
   idOf: (ids) => ids.messageId,
   schema: outboundSchema,

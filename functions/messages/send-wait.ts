@@ -10,9 +10,27 @@ import type { Account } from '../../core/schemas/account.js';
 import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
 import { isFinalStatus, type Outbound } from '../../core/schemas/outbound.js';
 import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../../core/store/idempotency.js';
-import { failPendingOutbound, findOutbound, putPendingOutbound } from '../../core/store/outbound.js';
+import { failPendingOutbound, findOutbound, outboundRecords, putPendingOutbound } from '../../core/store/outbound.js';
 import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
+import { awaitSettled, queueOrFail, type LiveRequestWait } from '../http/live-requests.js';
 import type { Services } from '../http/services.js';
+
+/** A send as a live request (http/live-requests.ts): what the API says when it stops waiting. */
+const SEND_WAIT: LiveRequestWait<Outbound, SendIds> = {
+  records: outboundRecords,
+  isFinal: (outbound) => isFinalStatus(outbound.status),
+  name: 'send record',
+  notQueuedReason: 'not sent: the command could not be queued',
+  notTakenReason: (config, clientLeft) =>
+    clientLeft
+      ? 'the client disconnected before the connector took the message; not sent'
+      : `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms; not sent`,
+  notTakenError: (reason) => new SendTimeoutError(reason),
+  unsettledError: (config) =>
+    new SendOutcomeUnknownError(
+      `the connector took the message but reported no outcome within ${config.SEND_SETTLE_MS} ms after the deadline; it may have been delivered`,
+    ),
+};
 
 interface SendIds {
   messageId: string;
@@ -83,12 +101,7 @@ export async function sendAndWait(services: Services, account: Account, request:
       return answerLikeEarlier(services, account._id, idempotency, earlier);
     }
   }
-  try {
-    await services.queues.sendCommand(commandOf(account._id, ids, request));
-  } catch (error) {
-    await failPendingOutbound(table, account._id, ids.messageId, 'not sent: the command could not be queued');
-    throw error;
-  }
+  await queueOrFail(services, SEND_WAIT, ids.messageId, commandOf(account._id, ids, request));
   await waitForOutcome(services, account._id, ids.messageId, deadline, options.signal);
   return ids.messageId;
 }
@@ -116,11 +129,7 @@ async function answerLikeEarlier(
   return earlier.messageId;
 }
 
-/**
- * Resolves once the send is `sent`; throws for every other outcome. Until the deadline (or the
- * client leaving) it only reads; then it fails the send if still pending, or, when the connector
- * had claimed it, waits SEND_SETTLE_MS more for the connector's outcome.
- */
+/** Resolves once the send is `sent`; throws for every other outcome (see awaitSettled). */
 async function waitForOutcome(
   services: Services,
   accountId: string,
@@ -128,48 +137,11 @@ async function waitForOutcome(
   deadline: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  const { table, config } = services;
-  const first = await pollUntilFinal(services, accountId, messageId, deadline, signal);
-  if (first) return answerOf(first);
-
-  const reason = signal?.aborted
-    ? 'the client disconnected before the connector took the message; not sent'
-    : `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms; not sent`;
-  if (await failPendingOutbound(table, accountId, messageId, reason)) throw new SendTimeoutError(reason);
-
-  const settleUntil = Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS;
-  const settled = await pollUntilFinal(services, accountId, messageId, settleUntil);
-  if (settled) return answerOf(settled);
-  throw new SendOutcomeUnknownError(
-    `the connector took the message but reported no outcome within ${config.SEND_SETTLE_MS} ms after the deadline; it may have been delivered`,
-  );
+  answerOf(await awaitSettled(services, SEND_WAIT, accountId, messageId, deadline, signal));
 }
 
 function answerOf(outbound: Outbound): void {
   if (outbound.status === 'sent') return;
   if (outbound.status === 'unknown') throw new SendOutcomeUnknownError(outbound.reason ?? 'outcome unknown');
   throw new OperationFailedError(outbound.reason ?? 'send failed');
-}
-
-const FIRST_POLL_MS = 25;
-const MAX_POLL_MS = 250;
-
-/** The record once final; undefined when `until` passed (or `signal` aborted) first. */
-async function pollUntilFinal(
-  services: Services,
-  accountId: string,
-  messageId: string,
-  until: number,
-  signal?: AbortSignal,
-): Promise<Outbound | undefined> {
-  let interval = FIRST_POLL_MS;
-  for (;;) {
-    const outbound = await findOutbound(services.table, accountId, messageId, true);
-    if (!outbound) throw new OperationFailedError('send record disappeared (account deleted?)');
-    if (isFinalStatus(outbound.status)) return outbound;
-    const remaining = until - Date.now();
-    if (remaining <= 0 || signal?.aborted) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(interval, remaining)));
-    interval = Math.min(MAX_POLL_MS, interval * 2);
-  }
 }
