@@ -6,13 +6,15 @@ import { getStream, type MediaStore } from '../../core/media-store.js';
 import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
 import type { Message } from '../../core/schemas/message.js';
 import { findMessage } from '../../core/store/messages.js';
-import { claimOutbound, failPendingOutbound, findOutbound, markOutboundFailed, markOutboundSent } from '../../core/store/outbound.js';
+import { markOutboundFailed, markOutboundSent, outboundRecords } from '../../core/store/outbound.js';
 import type { Table } from '../../core/store/table.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import type { Ownership } from '../ownership/ownership.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
+import type { SendHandle } from '../session/account-session.js';
 import type { SessionRegistry } from '../session/session-registry.js';
-import { done, notOurs, type CommandOutcome } from './outcome.js';
+import { connectedHandle, reasonOf, runLiveCommand } from './live-commands.js';
+import { done, type CommandOutcome } from './outcome.js';
 
 export interface SendDeps {
   table: Table;
@@ -57,11 +59,6 @@ function quotable(message: Message): WAMessage {
     key: keyOf(message),
     message: { conversation: message.text ?? message.caption ?? '' },
   };
-}
-
-function reasonOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
 }
 
 const LATE = 'not sent: the connector took the command after its deadline';
@@ -133,93 +130,91 @@ export function sendHandlers(deps: SendDeps) {
   };
 }
 
+const SEND_COMMAND = {
+  records: outboundRecords,
+  noRecord: 'no send record; not sent',
+  late: LATE,
+  failedLog: 'send failed',
+  notClaimed: 'not claimed; not sent',
+  notClaimedLog: 'not claimed (the API gave up on it or its deadline passed); not sent',
+};
+
 /** `settle(command, prepare)`: the path every send command takes (see sendHandlers). */
 export function sendSettler(deps: SendDeps) {
-  const { table, registry } = deps;
+  const { table } = deps;
 
-  return async function settle(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
+  return function settle(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
     const { accountId } = command;
     const { messageId } = command.payload;
     const log = deps.logger.child({ accountId, messageId, command: command.type });
 
-    const outbound = await findOutbound(table, accountId, messageId);
-    // No record: past its TTL or the account was deleted; nobody waits for it.
-    if (!outbound) return done('no send record; not sent');
-    if (outbound.status === 'sending') {
-      const settled = await deps.inbound.settleInterruptedSend(accountId, messageId, STOPPED_MID_SEND);
-      log.warn({ settled }, 'command redelivered while its send was in progress; not sent again');
-      return done(settled === 'sent' ? 'sent (its receipt came); not sent again' : 'outcome unknown; not sent again');
-    }
-    if (outbound.status !== 'pending') return done(`already ${outbound.status}`);
+    return runLiveCommand({ table, log, accountId, id: messageId }, SEND_COMMAND, {
+      redelivered: async () => {
+        const settled = await deps.inbound.settleInterruptedSend(accountId, messageId, STOPPED_MID_SEND);
+        log.warn({ settled }, 'command redelivered while its send was in progress; not sent again');
+        return done(settled === 'sent' ? 'sent (its receipt came); not sent again' : 'outcome unknown; not sent again');
+      },
+      prepare: async ({ record, fail }) => {
+        const handle = await connectedHandle(deps, accountId, () => Math.min(record.deadline, Date.now() + deps.waitForConnectedMs), fail);
+        if (!('ready' in handle)) return handle;
+        try {
+          return { ready: { handle: handle.ready, prepared: await prepare() } };
+        } catch (error) {
+          return fail(reasonOf(error));
+        }
+      },
+      discard: ({ prepared }) => {
+        if ('release' in prepared) prepared.release?.();
+      },
+      run: (claimed) => sendClaimed(deps, log, command, claimed),
+    });
+  };
+}
 
-    const fail = async (reason: string) => {
-      log.warn({ reason }, 'send failed');
-      await failPendingOutbound(table, accountId, messageId, reason);
-      return done(`failed: ${reason}`);
-    };
-    const remaining = () => outbound.deadline - Date.now();
-    if (remaining() <= 0) return fail(LATE);
-
-    const session = registry.get(accountId);
-    if (!session) {
-      if (await deps.ownership.ownedElsewhere(accountId)) {
-        return notOurs();
-      }
-      return fail('account is not connected');
-    }
-    const handle = await session.sendHandle(Math.min(outbound.deadline, Date.now() + deps.waitForConnectedMs));
-    if ('notConnected' in handle) return fail(`account is not connected (status: ${handle.notConnected})`);
-
-    let prepared: PreparedSend;
+/** After the claim: send (or act), store what was sent, and settle the record. */
+async function sendClaimed(
+  deps: SendDeps,
+  log: Logger,
+  command: SendCommand,
+  { handle, prepared }: { handle: SendHandle; prepared: PreparedSend },
+): Promise<CommandOutcome> {
+  const { table } = deps;
+  const { accountId } = command;
+  const { messageId } = command.payload;
+  const failClaimed = async (reason: string) => {
+    log.warn({ reason }, 'send failed');
+    await markOutboundFailed(table, accountId, messageId, reason);
+    return done(`failed: ${reason}`);
+  };
+  if ('action' in prepared) {
     try {
-      prepared = await prepare();
+      await prepared.action(handle.sock);
     } catch (error) {
-      return fail(reasonOf(error));
-    }
-
-    if (!(await claimOutbound(table, accountId, messageId))) {
-      if ('release' in prepared) prepared.release?.();
-      // Still pending means only the deadline stood in the way (the API may be gone): record it.
-      await failPendingOutbound(table, accountId, messageId, LATE);
-      log.info('not claimed (the API gave up on it or its deadline passed); not sent');
-      return done('not claimed; not sent');
-    }
-
-    const failClaimed = async (reason: string) => {
-      log.warn({ reason }, 'send failed');
-      await markOutboundFailed(table, accountId, messageId, reason);
-      return done(`failed: ${reason}`);
-    };
-    if ('action' in prepared) {
-      try {
-        await prepared.action(handle.sock);
-      } catch (error) {
-        return failClaimed(reasonOf(error));
-      }
-      await markOutboundSent(table, accountId, messageId, Date.now());
-      log.info('done');
-      return done('done');
-    }
-    let sent: WAMessage | undefined;
-    handle.noteOwnSend(messageId);
-    try {
-      sent = await handle.sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
-    } catch (error) {
-      prepared.release?.();
       return failClaimed(reasonOf(error));
     }
-    if (!sent) return failClaimed('the network did not accept the message');
+    await markOutboundSent(table, accountId, messageId, Date.now());
+    log.info('done');
+    return done('done');
+  }
+  let sent: WAMessage | undefined;
+  handle.noteOwnSend(messageId);
+  try {
+    sent = await handle.sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
+  } catch (error) {
+    prepared.release?.();
+    return failClaimed(reasonOf(error));
+  }
+  if (!sent) return failClaimed('the network did not accept the message');
 
-    // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
-    const ctx = handle.storeContext;
-    if (ctx) {
-      await deps.inbound
-        .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
-        .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
-    }
-    const seconds = Number(sent.messageTimestamp ?? 0);
-    await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now(), handle.contentToKeep(sent));
-    log.info('sent');
-    return done('sent');
-  };
+  // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
+  const ctx = handle.storeContext;
+  if (ctx) {
+    await deps.inbound
+      .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
+      .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
+  }
+  const seconds = Number(sent.messageTimestamp ?? 0);
+  await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now(), handle.contentToKeep(sent));
+  log.info('sent');
+  return done('sent');
 }
