@@ -5,7 +5,8 @@ import { logger as rootLogger } from '../core/logger.js';
 import { accountRoutes } from './accounts/routes.js';
 import { chatRoutes } from './chats/routes.js';
 import { groupRoutes } from './groups/routes.js';
-import { authenticate } from './http/auth.js';
+import { adminKeysOf, authenticate } from './http/auth.js';
+import { openApiDocument } from './http/openapi-document.js';
 import { handleError } from './http/errors.js';
 import { requestLog } from './http/request-log.js';
 import { newRouter } from './http/router.js';
@@ -46,14 +47,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', keyRoutes(services));
   app.route('/', groupRoutes(services));
 
-  // Every route but the public ones (functions/http/auth.ts) takes a key when API_KEY is set.
+  // Every route but the public ones (functions/http/auth.ts) takes a key when API_KEY is set;
+  // the document says so only then.
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-Api-Key' });
 
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: 'WhatsApp gateway', version: '2.0.0' },
-    security: [{ bearer: [] }, { apiKey: [] }],
-  });
+  // Built on first request, once every route is registered (http/openapi-document.ts).
+  let document: Record<string, unknown> | undefined;
+  app.get('/openapi.json', (c) => c.json((document ??= openApiDocument(app, adminKeysOf(services.config.API_KEY).length > 0))));
   return app;
 }
