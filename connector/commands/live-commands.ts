@@ -2,7 +2,7 @@ import type { Logger } from '../../core/logger.js';
 import type { LiveRecord, LiveRequestRecords } from '../../core/store/live-requests.js';
 import type { Table } from '../../core/store/table.js';
 import type { Ownership } from '../ownership/ownership.js';
-import type { SendHandle } from '../session/account-session.js';
+import type { SendHandle } from '../session/send-handle.js';
 import type { SessionRegistry } from '../session/session-registry.js';
 import { done, notOurs, type CommandOutcome } from './outcome.js';
 

@@ -11,7 +11,7 @@ import type { Table } from '../../core/store/table.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import type { Ownership } from '../ownership/ownership.js';
 import type { InboundHandlers } from '../session/event-dispatcher.js';
-import type { SendHandle } from '../session/account-session.js';
+import type { SendHandle } from '../session/send-handle.js';
 import type { SessionRegistry } from '../session/session-registry.js';
 import { connectedHandle, reasonOf, runLiveCommand } from './live-commands.js';
 import { done, type CommandOutcome } from './outcome.js';

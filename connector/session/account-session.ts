@@ -1,42 +1,32 @@
-import type { Readable } from 'node:stream';
-import {
-  Browsers,
-  downloadMediaMessage,
-  jidNormalizedUser,
-  makeWASocket,
-  type ConnectionState,
-  type WAMessage,
-  type WASocket,
-} from '@whiskeysockets/baileys';
-import { BoundedCache } from '../../core/bounded-cache.js';
+import { jidNormalizedUser, type ConnectionState, type WASocket } from '@whiskeysockets/baileys';
 import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
-import { waVersionText, type WaVersion } from '../../core/wa-version.js';
+import type { WaVersion } from '../../core/wa-version.js';
 import type { WaVersionKeeper } from '../wa-version/wa-version-keeper.js';
 import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-state.js';
 import { Inbox } from '../inbound/inbox.js';
-import { replayInbox } from '../inbound/inbox-replay.js';
 import type { InboundContext } from '../inbound/pipeline.js';
 import type { NetworkOptions } from '../network/network-options.js';
-import { durableDecryption } from './durable-decrypt.js';
+import { afterClose, loggedIn, loginTries, type ClosingSession } from './after-close.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
-import { shouldSyncHistoryMessage } from './history-sync.js';
 import { canMove, isWindingDown, statusOf, type Lifecycle } from './lifecycle.js';
-import { publishQr, qrLifetimeMs, withdrawQr } from './qr-log.js';
-import { forgetUnfinishedCodeLink, hasLinkedIdentity, LINK_PHASE_MS, logPairingCode } from './pairing-code.js';
-import { closeReason, decideAfterClose } from './reconnect-policy.js';
+import { dropUnfinishedCodeLink, linkPhaseOf, requestPairingCode, showQr, type LinkPhase, type QrTargets } from './link-phase.js';
+import { withdrawQr } from './qr-log.js';
 import type { SessionEvents } from './session-events.js';
 import type { AccountStatusWriter } from './status-writer.js';
 import { StatusWaiters } from './status-waiters.js';
 import { GroupMetadataCache } from './group-metadata.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
-import { sentContentOf, sentMessageLookup } from './sent-content.js';
-import { boundLidMappingCache, socketCaches } from './socket-caches.js';
+import { inboundContextOf, ownSendsCache, sendHandleOf, type ContextParts, type SendHandle } from './send-handle.js';
+import { sentMessageLookup } from './sent-content.js';
+import { socketCaches } from './socket-caches.js';
+import { DRAIN_TIMEOUT_MS, endSocket, logOutBounded, openWASocket, type SocketParts } from './wa-socket.js';
+import { INBOX_REPLAY_EVERY_MS, queueInboxReplay, type ReplayParts } from './write-ahead-replay.js';
 
 export interface AccountSessionDeps {
   accountId: string;
@@ -65,38 +55,13 @@ export interface FinalStatus {
   reason: StatusReason;
 }
 
-/** See `AccountSession.sendHandle`. */
-export interface SendHandle {
-  sock: WASocket;
-  /** The socket's group metadata (Baileys' cachedGroupMetadata): group operations keep it current. */
-  groupMetadata: GroupMetadataCache;
-  noteOwnSend(messageId: string): void;
-  storeContext: InboundContext | undefined;
-  /**
-   * A sent message encoded for its outbound record (sent-content.ts). Here rather than imported
-   * by the send handlers: encoding needs Baileys' protobufs, which only the session code loads.
-   */
-  contentToKeep(sent: WAMessage): Uint8Array | undefined;
-}
-
 export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_deleted';
 
 /** Why a session is being started: a user asked (`connect`) or it picks up where it was (`resume`). */
 export type StartReason = 'connect' | 'resume';
 
-/** Where a session stands for linking by code: its socket waits for a link, or the device is linked already. */
-export type LinkPhase = 'awaiting_link' | 'linked' | 'not_ready';
-
-/** Bound on waiting for Baileys to close: `sock.end()` can hang on a dead WebSocket. */
-const STOP_TIMEOUT_MS = 3_000;
-/** Bound on finishing the storage of messages received before a stop. */
-const DRAIN_TIMEOUT_MS = 15_000;
-/** How often a connected session replays write-ahead records left behind (besides at each login). */
-const INBOX_REPLAY_EVERY_MS = 5 * 60_000;
-const OWN_SENDS_LIMIT = 5_000;
-const OWN_SENDS_TTL_MS = 10 * 60_000;
-/** While WhatsApp keeps refusing the version and no newer one is found, one warn line per account this often. */
-const VERSION_REFUSED_WARN_EVERY_MS = 60 * 60_000;
+/** The session's parts that outlive its sockets, as the functions it composes take them. */
+type SessionParts = Omit<SocketParts, 'auth'> & ContextParts & ReplayParts & QrTargets;
 
 const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
   const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
@@ -121,45 +86,58 @@ export class AccountSession {
   private sock: WASocket | undefined;
   private dispatcher: Dispatcher | undefined;
   private auth: DynamoAuthState | undefined;
-  private failures = 0;
-  private qrRounds = 0;
   /** The version the current socket announced. */
   private announcedVersion: WaVersion | undefined;
-  /** Logins refused for their version since the last one that succeeded. */
-  private refusedLogins = 0;
-  private lastVersionWarnAt = Number.NEGATIVE_INFINITY;
   /** When the current socket showed its first QR: the start of its link phase. */
   private linkPhaseStartedAt: number | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private readonly statusWrites = new SerialQueue();
   private readonly statusWaiters = new StatusWaiters();
-  /**
-   * Message ids sent by commands in the last 10 minutes, so Baileys' echo of them (which comes
-   * within seconds) is not stored twice; the most recent OWN_SENDS_LIMIT at most.
-   */
-  private readonly ownSends = new BoundedCache<string, true>('own-sends', OWN_SENDS_LIMIT, OWN_SENDS_TTL_MS);
-  /** Baileys' per-socket caches, bounded (socket-caches.ts); kept across reconnects. */
-  private readonly socketCaches = socketCaches();
-  /** Decrypted messages are written here before their receipt (durable-decrypt.ts). */
-  private readonly inbox: Inbox;
-  /** Baileys' `getMessage`: a message this account sent, asked for again by its recipient (sent-content.ts). */
-  private readonly sentMessages: ReturnType<typeof sentMessageLookup>;
-  /** Names the account's group chats. */
-  private readonly groupSubjects: GroupSubjects;
-  /** Group participants for sends, so that a send to a group does not ask WhatsApp for them each time. */
-  private readonly groupMetadata = new GroupMetadataCache();
+  /** See `ownSendsCache` (send-handle.ts). */
+  private readonly ownSends = ownSendsCache();
   private replayTimer: NodeJS.Timeout | undefined;
+  /** What opens a socket, makes its inbound context, replays the inbox and shows a QR. */
+  private readonly parts: SessionParts;
+  /** This session as `afterClose` (after-close.ts) sees it. */
+  private readonly closing: ClosingSession;
 
   constructor(deps: AccountSessionDeps) {
     this.deps = deps;
     this.accountId = deps.accountId;
     this.currentStatus = deps.recordedStatus;
     this.log = deps.logger.child({ accountId: deps.accountId });
-    this.inbox = new Inbox(deps.table, deps.accountId, this.log);
-    this.sentMessages = sentMessageLookup(deps.table, deps.accountId, this.log);
-    this.groupSubjects = new GroupSubjects(deps.table, deps.accountId, this.log);
+    const { accountId, table, network, waVersion, inbound, events, printTerminalQr } = deps;
+    const log = this.log;
+    this.parts = {
+      accountId,
+      table,
+      network,
+      log,
+      waVersion,
+      inbound,
+      events,
+      printTerminalQr,
+      caches: socketCaches(),
+      groupMetadata: new GroupMetadataCache(),
+      inbox: new Inbox(table, accountId, log),
+      sentMessages: sentMessageLookup(table, accountId, log),
+      groupSubjects: new GroupSubjects(table, accountId, log),
+    };
     // The account may have been another connector's since this process last wrote its chats.
     chatWriterOf(deps.table).forgetAccount(deps.accountId);
+    this.closing = {
+      log,
+      tries: loginTries(),
+      lifecycle: () => this.lifecycle,
+      move: (next, change) => this.move(next, change),
+      openSocket: () => this.openSocket(),
+      openSocketLater: (delayMs) => {
+        this.reconnectTimer = setTimeout(() => this.openSocket(), delayMs);
+      },
+      ended: (why) => deps.onEnded(deps.accountId, why),
+      announcedVersion: () => this.announcedVersion,
+      waVersion: deps.waVersion,
+    };
   }
 
   get status(): AccountStatus {
@@ -188,7 +166,7 @@ export class AccountSession {
 
   async start(reason: StartReason): Promise<void> {
     this.auth = await loadDynamoAuthState(this.deps.table, this.deps.collectionName, this.log);
-    await this.dropUnfinishedCodeLink(this.auth);
+    await dropUnfinishedCodeLink(this.auth, this.log);
     const linked = this.auth.isLinked();
     this.log.info({ reason, linked }, linked ? 'session resuming with saved credentials' : 'session starting: QR expected');
     // A resume after a connector died changes a `connected` account: its connection was lost.
@@ -237,13 +215,7 @@ export class AccountSession {
     await this.move('stopped');
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
-    if (sock) {
-      const result = await withTimeout(
-        sock.logout('account deleted').catch((error: unknown) => this.log.warn({ err: error }, 'logout failed')),
-        STOP_TIMEOUT_MS,
-      );
-      if (result === 'timed_out') this.log.warn('logout timed out');
-    }
+    if (sock) await logOutBounded(sock, this.log);
     await this.closeSocket();
     // The account's data is deleted next: a key write landing after it would leave keys behind.
     await this.auth?.close({ saveCreds: false }).catch(() => undefined);
@@ -267,12 +239,7 @@ export class AccountSession {
    * `timeoutMs` or the session stopped.
    */
   awaitLinkPhase(timeoutMs: number): Promise<LinkPhase> {
-    const phase = (): LinkPhase | undefined => {
-      if (this.lifecycle === 'connected' || (this.auth && hasLinkedIdentity(this.auth.state.creds))) return 'linked';
-      if (isWindingDown(this.lifecycle)) return 'not_ready';
-      if (this.sock?.ws.isOpen && this.lifecycle === 'awaiting_scan') return 'awaiting_link';
-      return undefined;
-    };
+    const phase = () => linkPhaseOf(this.lifecycle, this.auth, this.sock);
     return this.statusWaiters.until(phase, timeoutMs, 'not_ready');
   }
 
@@ -281,19 +248,8 @@ export class AccountSession {
    * `phoneNumber` (digits with country code), on the socket waiting for a link (`awaitLinkPhase`).
    * The code works until that socket's link phase ends (`expiresAt`, Unix ms); it is logged.
    */
-  async requestPairingCode(phoneNumber: string): Promise<{ code: string; expiresAt: number }> {
-    const sock = this.sock;
-    if (!sock?.ws.isOpen || this.lifecycle !== 'awaiting_scan') throw new Error('the socket is not waiting for a link');
-    const code = await sock.requestPairingCode(phoneNumber);
-    const expiresAt = Math.max(Date.now(), (this.linkPhaseStartedAt ?? Date.now()) + LINK_PHASE_MS);
-    logPairingCode(this.log, code, expiresAt);
-    return { code, expiresAt };
-  }
-
-  private async dropUnfinishedCodeLink(auth: DynamoAuthState): Promise<void> {
-    if (!forgetUnfinishedCodeLink(auth.state.creds)) return;
-    this.log.info('pairing code was not entered: the next socket registers afresh');
-    await auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
+  requestPairingCode(phoneNumber: string): Promise<{ code: string; expiresAt: number }> {
+    return requestPairingCode(this.sock, this.lifecycle, this.linkPhaseStartedAt, phoneNumber, this.log);
   }
 
   /**
@@ -306,73 +262,29 @@ export class AccountSession {
     const connected = await this.waitForConnected(Math.max(0, deadline - Date.now()));
     const sock = this.socket;
     if (!connected || !sock) return { notConnected: this.currentStatus };
-    return {
-      sock,
-      groupMetadata: this.groupMetadata,
-      noteOwnSend: (messageId) => this.noteOwnSend(messageId),
-      storeContext: this.contextFor(sock),
-      contentToKeep: sentContentOf,
-    };
-  }
-
-  /** Remembers an id a command is about to send (see `ownSends`). */
-  private noteOwnSend(messageId: string): void {
-    this.ownSends.set(messageId, true);
+    return sendHandleOf(sock, this.parts.groupMetadata, this.ownSends, this.contextFor(sock));
   }
 
   private contextFor(sock: WASocket): InboundContext | undefined {
-    const selfJid = this.selfJid;
-    if (!selfJid) return undefined;
-    const dispatcher = this.deps.network.downloadDispatcher;
-    return {
-      selfJid,
-      download: (message: WAMessage): Promise<Readable> =>
-        downloadMediaMessage(message, 'stream', dispatcher ? { options: { dispatcher } } : {}, {
-          logger: this.log,
-          reuploadRequest: sock.updateMediaMessage,
-        }),
-      groupSubject: (groupJid) => this.groupSubjects.subjectOf((jid) => this.groupMetadata.metadataOf(sock, jid), groupJid),
-      writeAhead: (messageId) => (this.inbox.holds(messageId) ? 'live' : undefined),
-    };
+    return inboundContextOf(sock, this.selfJid, this.parts);
   }
 
   private openSocket(): void {
     const auth = this.auth;
     if (!auth || isWindingDown(this.lifecycle)) return;
     this.linkPhaseStartedAt = undefined;
-    const durable = durableDecryption((part) => this.inbox.record(part));
-    const version = this.deps.waVersion.current().version;
+    const { sock, version } = openWASocket({ ...this.parts, auth });
     this.announcedVersion = version;
-    const sock = makeWASocket({
-      ...this.deps.network.socket,
-      ...this.socketCaches,
-      version: [...version],
-      auth: auth.state,
-      logger: this.log.child({ component: 'baileys' }, { level: this.log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
-      browser: Browsers.ubuntu('Chrome'),
-      markOnlineOnConnect: false,
-      syncFullHistory: false,
-      shouldSyncHistoryMessage,
-      generateHighQualityLinkPreview: false,
-      makeSignalRepository: durable.makeSignalRepository,
-      cachedGroupMetadata: (groupJid) => this.groupMetadata.metadataOf(sock, groupJid),
-      getMessage: this.sentMessages,
-    });
-    durable.watch(sock.ws);
-    if (!boundLidMappingCache(sock)) this.log.warn('Baileys LID mapping cache not found: it stays unbounded');
-    this.groupSubjects.watch(sock);
-    this.groupMetadata.clear();
-    this.groupMetadata.watch(sock);
     const previous = this.dispatcher;
     this.sock = sock;
     this.dispatcher = attachDispatcher(sock, {
       accountId: this.accountId,
-      groupMetadata: (groupJid) => this.groupMetadata.metadataOf(sock, groupJid),
+      groupMetadata: (groupJid) => this.parts.groupMetadata.metadataOf(sock, groupJid),
       logger: this.log,
       inbound: this.deps.inbound,
       inboundContext: () => this.contextFor(sock),
       isOwnCommandSend: (id) => this.ownSends.has(id),
-      inbox: this.inbox,
+      inbox: this.parts.inbox,
       // The previous socket's messages first: per-account order holds across a reconnect.
       ...(previous ? { after: withTimeout(previous.drained(), DRAIN_TIMEOUT_MS) } : {}),
       onConnectionUpdate: (update) => {
@@ -384,24 +296,9 @@ export class AccountSession {
     });
   }
 
-  /**
-   * Queues a replay of the write-ahead records no handling is waiting for (a previous process
-   * died after receipting them, or storing them failed) behind the socket's inbound events.
-   */
+  /** Queues a replay of the write-ahead records left behind (write-ahead-replay.ts). */
   private replayInbox(): void {
-    const dispatcher = this.dispatcher;
-    const me = this.auth?.state.creds.me;
-    if (!dispatcher || !me) return;
-    dispatcher.run('write-ahead replay', async (ctx) => {
-      await replayInbox({
-        accountId: this.accountId,
-        inbox: this.inbox,
-        me: { id: me.id, lid: me.lid },
-        logger: this.log,
-        // Each replayed message's records are deleted only after its handling.
-        handleUpsert: (upsert) => this.deps.inbound.handleUpsert(this.accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
-      });
-    });
+    queueInboxReplay(this.dispatcher, this.auth?.state.creds.me, this.parts);
   }
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
@@ -409,18 +306,7 @@ export class AccountSession {
       const first = this.lifecycle !== 'awaiting_scan';
       this.linkPhaseStartedAt ??= Date.now();
       await this.move('awaiting_scan');
-      const timestamp = Date.now();
-      const lifetimeMs = qrLifetimeMs(first, this.deps.network.socket.qrTimeout);
-      const expiresAt = await publishQr(
-        this.deps.table,
-        this.log,
-        this.accountId,
-        update.qr,
-        lifetimeMs,
-        this.deps.printTerminalQr,
-        timestamp,
-      );
-      this.deps.events.qr(this.accountId, { qr: update.qr, expiresAt, timestamp });
+      await showQr(this.parts, update.qr, first);
     }
     if (update.isNewLogin && !isWindingDown(this.lifecycle)) {
       this.log.info('QR scanned: device linked, restarting the connection to log in');
@@ -428,9 +314,7 @@ export class AccountSession {
     }
     // A socket that opens while the connector stops is not used: it is closed with the rest.
     if (update.connection === 'open' && canMove(this.lifecycle, 'connected')) {
-      this.failures = 0;
-      this.qrRounds = 0;
-      this.refusedLogins = 0;
+      loggedIn(this.closing.tries);
       this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
       this.replayInbox();
       await this.move('connected', { reason: 'connected' });
@@ -443,82 +327,7 @@ export class AccountSession {
     if (this.ended()) return;
     const auth = this.auth;
     if (!auth) return;
-    // Creds Baileys just changed (pairing, pre-keys) must be stored before the next login uses them.
-    await auth.flush().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
-    await this.dropUnfinishedCodeLink(auth);
-    const linked = auth.isLinked();
-    const decision = decideAfterClose({ statusCode, failures: this.failures, linked, qrRounds: this.qrRounds });
-    const reason = closeReason(statusCode, linked);
-    if (this.lifecycle === 'awaiting_scan') this.qrRounds += 1;
-    this.log.info({ statusCode, decision: decision.kind, reason }, 'connection closed');
-    if (
-      this.lifecycle === 'halted' &&
-      (decision.kind === 'restart_now' || decision.kind === 'retry_later' || decision.kind === 'version_refused')
-    ) {
-      this.log.info('not reconnecting: the connector is stopping');
-      return;
-    }
-    switch (decision.kind) {
-      case 'restart_now': {
-        // A connected account is reconnecting meanwhile; a link in progress stays `connecting`.
-        const next = this.lifecycle === 'connected' ? 'reconnecting' : this.lifecycle === 'awaiting_scan' ? 'connecting' : this.lifecycle;
-        if (next !== this.lifecycle) await this.move(next, { reason });
-        this.openSocket();
-        return;
-      }
-      case 'retry_later':
-        this.failures += 1;
-        await this.move(linked ? 'reconnecting' : 'connecting', { reason });
-        // The status write above may have overlapped haltReconnects().
-        if (isWindingDown(this.lifecycle)) return;
-        this.reconnectTimer = setTimeout(() => this.openSocket(), decision.delayMs);
-        this.log.info({ delayMs: decision.delayMs }, 'reconnect scheduled');
-        return;
-      case 'logged_out':
-        await auth.clear().catch((error: unknown) => this.log.error({ err: error }, 'clearing credentials failed'));
-        await this.move('logged_out', { reason });
-        this.log.warn({ reason }, 'logged out by the phone: credentials cleared, connect to link again');
-        this.deps.onEnded(this.accountId, 'logged_out');
-        return;
-      case 'version_refused':
-        await this.loginAgainAfterRefusal(linked, reason, decision.delayMs);
-        return;
-      case 'give_up_qr':
-        await this.move('stopped', { reason: 'qr_timeout', status: 'not_started' });
-        this.log.warn('QR was not scanned in time: connect again for a new QR');
-        this.deps.onEnded(this.accountId, 'qr_not_scanned');
-        return;
-    }
-  }
-
-  /**
-   * WhatsApp refused the announced version (405, `client_too_old`). Reported on the account (event
-   * and `lastDisconnect`) for the first refusal of a run even when the status stays
-   * `reconnecting`; then the login is tried again at once with a newer version when the keeper
-   * finds one, else after `delayMs` (the drop backoff), with one warn line an hour.
-   */
-  private async loginAgainAfterRefusal(linked: boolean, reason: StatusReason, delayMs: number): Promise<void> {
-    this.refusedLogins += 1;
-    this.failures += 1;
-    const refused = this.announcedVersion ?? this.deps.waVersion.current().version;
-    await this.move(linked ? 'reconnecting' : 'connecting', { reason, report: this.refusedLogins === 1 });
-    const newer = await this.deps.waVersion.newerThan(refused);
-    if (isWindingDown(this.lifecycle)) return;
-    if (newer) {
-      this.log.info(
-        { refused: waVersionText(refused), version: waVersionText(newer) },
-        'WhatsApp refused the version: logging in with a newer one',
-      );
-      this.openSocket();
-      return;
-    }
-    const at = Date.now();
-    const line = { refused: waVersionText(refused), refusedLogins: this.refusedLogins, delayMs };
-    if (at - this.lastVersionWarnAt >= VERSION_REFUSED_WARN_EVERY_MS) {
-      this.lastVersionWarnAt = at;
-      this.log.warn(line, 'WhatsApp refuses the version and no newer one is found: retrying (docs/connector.md, "When WhatsApp moves")');
-    } else this.log.info(line, 'WhatsApp refused the version again: retrying');
-    this.reconnectTimer = setTimeout(() => this.openSocket(), delayMs);
+    await afterClose(this.closing, auth, statusCode);
   }
 
   /**
@@ -590,19 +399,6 @@ export class AccountSession {
     this.sock = undefined;
     this.dispatcher = undefined;
     dispatcher?.detach();
-    if (!sock) return;
-    const result = await withTimeout(
-      sock.end(undefined).catch((error: unknown) => this.log.warn({ err: error }, 'socket end failed')),
-      STOP_TIMEOUT_MS,
-    );
-    if (result === 'timed_out') {
-      this.log.warn('socket did not close in time: dropping it');
-      sock.ws.close();
-    }
-    // Messages the network already delivered are stored before the session reports it stopped.
-    if ((await withTimeout(dispatcher?.drained() ?? Promise.resolve(), DRAIN_TIMEOUT_MS)) === 'timed_out') {
-      this.log.warn('inbound messages still being stored after the socket closed');
-    }
-    await this.inbox.drained();
+    await endSocket(sock, dispatcher, this.parts.inbox, this.log);
   }
 }

@@ -1,0 +1,36 @@
+import type { Contact } from '@whiskeysockets/baileys';
+import type { Logger } from '../../core/logger.js';
+import type { Inbox } from '../inbound/inbox.js';
+import { replayInbox } from '../inbound/inbox-replay.js';
+import type { Dispatcher, InboundHandlers } from './event-dispatcher.js';
+
+/** How often a connected session replays write-ahead records left behind (besides at each login). */
+export const INBOX_REPLAY_EVERY_MS = 5 * 60_000;
+
+/** The session's parts a replay uses. */
+export interface ReplayParts {
+  accountId: string;
+  inbox: Inbox;
+  log: Logger;
+  inbound: InboundHandlers;
+}
+
+/**
+ * Queues a replay of the write-ahead records no handling is waiting for (a previous process
+ * died after receipting them, or storing them failed) behind the socket's inbound events.
+ * Nothing without the socket's `dispatcher` or the account's own identity (`me`).
+ */
+export function queueInboxReplay(dispatcher: Dispatcher | undefined, me: Contact | undefined, parts: ReplayParts): void {
+  if (!dispatcher || !me) return;
+  const { accountId, inbound } = parts;
+  dispatcher.run('write-ahead replay', async (ctx) => {
+    await replayInbox({
+      accountId,
+      inbox: parts.inbox,
+      me: { id: me.id, lid: me.lid },
+      logger: parts.log,
+      // Each replayed message's records are deleted only after its handling.
+      handleUpsert: (upsert) => inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
+    });
+  });
+}
