@@ -1,5 +1,4 @@
 import { jidNormalizedUser, type ConnectionState, type WASocket } from '@whiskeysockets/baileys';
-import { NotFoundError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
@@ -11,11 +10,11 @@ import { loadDynamoAuthState, type DynamoAuthState } from '../auth/dynamo-auth-s
 import { Inbox } from '../inbound/inbox.js';
 import type { InboundContext } from '../inbound/pipeline.js';
 import type { NetworkOptions } from '../network/network-options.js';
-import { afterClose, loggedIn, loginTries, type ClosingSession } from './after-close.js';
+import { afterClose, closeCodeOf, loggedIn, loginTries, type ClosingSession } from './after-close.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
-import { canMove, isWindingDown, statusOf, type Lifecycle } from './lifecycle.js';
+import { canMove, isWindingDown, type Lifecycle } from './lifecycle.js';
 import { dropUnfinishedCodeLink, linkPhaseOf, requestPairingCode, showQr, type LinkPhase, type QrTargets } from './link-phase.js';
-import { withdrawQr } from './qr-log.js';
+import { moveTarget, storeMove, type StatusStore } from './status-move.js';
 import type { SessionEvents } from './session-events.js';
 import type { AccountStatusWriter } from './status-writer.js';
 import { StatusWaiters } from './status-waiters.js';
@@ -61,12 +60,7 @@ export type SessionEndReason = 'logged_out' | 'qr_not_scanned' | 'account_delete
 export type StartReason = 'connect' | 'resume';
 
 /** The session's parts that outlive its sockets, as the functions it composes take them. */
-type SessionParts = Omit<SocketParts, 'auth'> & ContextParts & ReplayParts & QrTargets;
-
-const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
-  const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
-  return error?.output?.statusCode;
-};
+type SessionParts = Omit<SocketParts, 'auth'> & ContextParts & ReplayParts & QrTargets & StatusStore;
 
 /**
  * One WhatsApp login of one account: owns the socket's lifecycle only. Where it stands is one
@@ -106,7 +100,7 @@ export class AccountSession {
     this.accountId = deps.accountId;
     this.currentStatus = deps.recordedStatus;
     this.log = deps.logger.child({ accountId: deps.accountId });
-    const { accountId, table, network, waVersion, inbound, events, printTerminalQr } = deps;
+    const { accountId, table, network, waVersion, inbound, events, printTerminalQr, statusWriter } = deps;
     const log = this.log;
     this.parts = {
       accountId,
@@ -117,6 +111,7 @@ export class AccountSession {
       inbound,
       events,
       printTerminalQr,
+      statusWriter,
       caches: socketCaches(),
       groupMetadata: new GroupMetadataCache(),
       inbox: new Inbox(table, accountId, log),
@@ -344,9 +339,7 @@ export class AccountSession {
       return Promise.resolve();
     }
     this.lifecycle = next;
-    const target =
-      statusOf(next) ??
-      (change.status ? { status: change.status, hasQR: change.status === this.currentStatus && this.currentHasQr } : undefined);
+    const target = moveTarget(next, change.status, { status: this.currentStatus, hasQR: this.currentHasQr });
     if (!target) {
       this.notifyStatus();
       return Promise.resolve();
@@ -365,24 +358,16 @@ export class AccountSession {
     this.currentStatus = status;
     this.currentHasQr = hasQR;
     this.notifyStatus();
-    return this.statusWrites.run(async () => {
-      try {
-        await this.deps.statusWriter.write(this.accountId, write);
-        if (qrWithdrawn) await withdrawQr(this.deps.table, this.log, this.accountId);
-      } catch (error) {
-        if (error instanceof NotFoundError) {
-          if (!this.ended()) {
-            this.log.warn('account record is gone: closing the session');
-            void this.move('stopped');
-            clearTimeout(this.reconnectTimer);
-            void this.closeSocket();
-            this.deps.onEnded(this.accountId, 'account_deleted');
-          }
-          return;
-        }
-        this.log.error({ err: error, status }, 'status write failed');
-      }
-    });
+    return this.statusWrites.run(() =>
+      storeMove(this.parts, write, qrWithdrawn, () => {
+        if (this.ended()) return;
+        this.log.warn('account record is gone: closing the session');
+        void this.move('stopped');
+        clearTimeout(this.reconnectTimer);
+        void this.closeSocket();
+        this.deps.onEnded(this.accountId, 'account_deleted');
+      }),
+    );
   }
 
   private notifyStatus(): void {

@@ -1,3 +1,4 @@
+import type { ConnectionState } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
 import { waVersionText, type WaVersion } from '../../core/wa-version.js';
@@ -6,6 +7,12 @@ import type { WaVersionKeeper } from '../wa-version/wa-version-keeper.js';
 import { isWindingDown, type Lifecycle } from './lifecycle.js';
 import { dropUnfinishedCodeLink } from './link-phase.js';
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
+
+/** The status code a socket closed with. */
+export const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
+  const error = update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined;
+  return error?.output?.statusCode;
+};
 
 /** While WhatsApp keeps refusing the version and no newer one is found, one warn line per account this often. */
 const VERSION_REFUSED_WARN_EVERY_MS = 60 * 60_000;
