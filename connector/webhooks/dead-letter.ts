@@ -1,4 +1,5 @@
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from '../../core/logger.js';
 import { resolveQueueUrl, toQueueBody } from '../../core/queues.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 
@@ -14,13 +15,43 @@ export interface DeadLetterTarget {
  * event there itself after its last attempt; the redrive policy stays as the safety net for
  * an event that keeps crashing the worker.
  */
-export async function resolveDeadLetterTarget(sqs: SQSClient, queueUrl: string, fallbackName: string): Promise<DeadLetterTarget> {
+async function resolveDeadLetterTarget(sqs: SQSClient, queueUrl: string, fallbackName: string): Promise<DeadLetterTarget> {
   const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }));
   const policy = parseRedrivePolicy(attributes.Attributes?.RedrivePolicy);
   const name = policy?.deadLetterTargetArn.split(':').at(-1) || fallbackName;
   return {
     url: await resolveQueueUrl(sqs, name),
     ...(policy?.maxReceiveCount ? { maxReceiveCount: policy.maxReceiveCount } : {}),
+  };
+}
+
+/**
+ * The dead-letter target, resolved once (again after a failure). A queue whose redrive limit is
+ * below `maxAttempts` is reported when resolved: SQS moves its events to the DLQ earlier.
+ */
+export function deadLetterTargetOnce(
+  sqs: SQSClient,
+  queueUrl: () => Promise<string>,
+  fallbackName: string,
+  maxAttempts: number,
+  log: Logger,
+): () => Promise<DeadLetterTarget> {
+  let deadLetter: Promise<DeadLetterTarget> | undefined;
+  return () => {
+    deadLetter ??= (async () => {
+      const target = await resolveDeadLetterTarget(sqs, await queueUrl(), fallbackName);
+      if (target.maxReceiveCount !== undefined && target.maxReceiveCount < maxAttempts) {
+        log.warn(
+          { maxReceiveCount: target.maxReceiveCount, maxAttempts },
+          'webhook queue redrive limit is below WEBHOOK_MAX_ATTEMPTS: SQS moves events to the DLQ earlier',
+        );
+      }
+      return target;
+    })().catch((error: unknown) => {
+      deadLetter = undefined;
+      throw error;
+    });
+    return deadLetter;
   };
 }
 

@@ -32,23 +32,20 @@ import type { Logger } from '../../core/logger.js';
 import { lazyChild } from '../../core/lazy-child.js';
 import { startPollLoop } from '../../core/poll-loop.js';
 import { createQueues, type Queues, type Received } from '../../core/queues.js';
-import { webhookSelects, type WebhookRegistration } from '../../core/schemas/webhook.js';
+import type { WebhookRegistration } from '../../core/schemas/webhook.js';
 import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { tableOf } from '../../core/store/table.js';
-import {
-  createDeliveryLogWriter,
-  findDeliveries,
-  type Delivery,
-  type DeliveryPair,
-  type DeliveryStatus,
-} from '../../core/store/webhook-deliveries.js';
+import { createDeliveryLogWriter, findDeliveries, type Delivery, type DeliveryStatus } from '../../core/store/webhook-deliveries.js';
 import { withTimeout } from '../../core/with-timeout.js';
 import { minimumRetrySpanSeconds, retryDelaySeconds } from './backoff.js';
 import { Circuits, type CircuitChange } from './circuit.js';
-import { resolveDeadLetterTarget, sendToDeadLetter, type DeadLetterTarget } from './dead-letter.js';
+import { deadLetterTargetOnce, sendToDeadLetter } from './dead-letter.js';
+import { pairOf, targetsOf } from './delivery-pairs.js';
 import { ParkedEvents } from './parked-events.js';
+import { probe } from './probe.js';
 import { postWebhook, urlForLogs, type PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
+import { eventSettling } from './settling.js';
 import { webhookSignature } from './signature.js';
 
 export interface WebhookDeliveryDeps {
@@ -81,15 +78,6 @@ const RECEIVE_ERROR_PAUSE_MS = 2_000;
 /** How often open circuits are checked for a due probe. */
 const PROBE_CHECK_MS = 500;
 const DEFAULT_DRAIN_MS = 5_000;
-/**
- * How long the delete of a handled event may wait for others to share its request. Nothing
- * waits for it (the event is done), and at a steady rate each delete was a request of its own,
- * one per message. A connector killed meanwhile only makes SQS hand those events out again after
- * their visibility timeout: their webhooks see them twice, under the same X-Webhook-Id.
- */
-const ACK_LINGER_MS = 1_000;
-/** Visibility of an event handed back or released: as good as 0 (see core/queues.ts). */
-const RELEASE_SECONDS = 1;
 
 export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery {
   const { config, logger } = deps;
@@ -108,48 +96,14 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   const parked = new ParkedEvents();
   const deliveryLog = createDeliveryLogWriter(table);
 
-  /** Deletes of handled events, waiting for company (stop() sends them). */
-  const acks = new Set<Promise<void>>();
-  let deadLetter: Promise<DeadLetterTarget> | undefined;
-
-  const deadLetterTarget = () => {
-    deadLetter ??= (async () => {
-      const target = await resolveDeadLetterTarget(deps.clients.sqs, await queues.webhookQueueUrl(), config.WEBHOOK_DLQ_NAME);
-      if (target.maxReceiveCount !== undefined && target.maxReceiveCount < maxAttempts) {
-        log.warn(
-          { maxReceiveCount: target.maxReceiveCount, maxAttempts },
-          'webhook queue redrive limit is below WEBHOOK_MAX_ATTEMPTS: SQS moves events to the DLQ earlier',
-        );
-      }
-      return target;
-    })().catch((error: unknown) => {
-      deadLetter = undefined;
-      throw error;
-    });
-    return deadLetter;
-  };
-
-  /** Deletes a handled event without holding its delivery's slot. */
-  function acknowledge(received: Received<WebhookEvent>): void {
-    const ack = queues
-      .ackWebhookEvent(received.receiptHandle, ACK_LINGER_MS)
-      .catch((error: unknown) =>
-        log.warn({ err: error, eventId: received.body.eventId }, 'deleting a handled webhook event failed; SQS hands it out again'),
-      )
-      .finally(() => acks.delete(ack));
-    acks.add(ack);
-  }
-
-  /** Makes events visible again at once (their circuit closed, or this worker stops). */
-  async function release(handles: string[], why: string): Promise<void> {
-    if (handles.length === 0) return;
-    try {
-      const refused = await queues.changeWebhookVisibilities(handles, RELEASE_SECONDS);
-      log.info({ events: handles.length, refused: refused.length, why }, 'held webhook events released');
-    } catch (error) {
-      log.error({ err: error, why }, 'releasing held webhook events failed; they come back on their own schedule');
-    }
-  }
+  const { acknowledge, release, acknowledged } = eventSettling(queues, log);
+  const deadLetterTarget = deadLetterTargetOnce(
+    deps.clients.sqs,
+    () => queues.webhookQueueUrl(),
+    config.WEBHOOK_DLQ_NAME,
+    maxAttempts,
+    log,
+  );
 
   /** Acts on a circuit change: a receiver that answers again gets its held events at once. */
   function onCircuitChange(url: string, change: CircuitChange): void {
@@ -296,36 +250,6 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     } else eventLog.debug({ failures: summary(retried), retryInSeconds: delaySeconds }, 'webhook event parked');
   }
 
-  /**
-   * The probe of an open circuit: a held event is POSTed to its URL alone (the event stays
-   * invisible meanwhile). Its outcome is logged for the pair before the circuit closes, so the
-   * release that follows does not POST it to that webhook again.
-   */
-  async function probe(url: string): Promise<void> {
-    const candidate = parked.probeCandidate(url, config.WEBHOOK_TIMEOUT_MS + 5_000);
-    // None held: the next event received for the URL is the probe instead.
-    if (!candidate) return;
-    const event = candidate.body;
-    const registration = targetsOf(event, await registrations.all()).find((r) => r.url === url);
-    // Deleted meanwhile: nothing goes to that URL any more.
-    if (!registration) return;
-    let rawBody: string;
-    try {
-      rawBody = JSON.stringify(webhookBody(event));
-    } catch {
-      return;
-    }
-    const stored = (await findDeliveries(table, [pairOf(event, registration.webhookId)])).get(registration.webhookId);
-    if (circuits.admit(url) !== 'probe') return;
-    const attempt = (stored?.attempts ?? 0) + 1;
-    const outcome = await post(registration, event, rawBody, attempt);
-    await record(event, registration.webhookId, outcome.ok ? 'delivered' : 'pending', attempt, {
-      lastError: outcome.ok ? undefined : outcome.reason,
-    }).catch((error: unknown) => log.warn({ err: error, eventId: event.eventId }, 'recording the probe delivery failed'));
-    if (!outcome.ok) log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
-    onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
-  }
-
   function logFailure(work: Promise<void>, received?: Received<WebhookEvent>): Promise<void> {
     return work.catch((error: unknown) => {
       // The message becomes visible again after its visibility timeout and is retried then.
@@ -367,8 +291,19 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     },
     backOffMs: RECEIVE_ERROR_PAUSE_MS,
   });
+  const probeParts = {
+    parked,
+    circuits,
+    registrations,
+    table,
+    log,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    post,
+    record,
+    onCircuitChange,
+  };
   const probeTimer = setInterval(() => {
-    for (const url of circuits.dueProbes()) track(probe(url));
+    for (const url of circuits.dueProbes()) track(probe(url, probeParts));
   }, PROBE_CHECK_MS);
   probeTimer.unref();
 
@@ -389,21 +324,8 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       // Parked by deliveries that ended during the drain.
       await release(parked.takeAll(), 'connector stopping');
       await Promise.all([deliveryLog.flush(), queues.flush()]);
-      await Promise.allSettled([...acks]);
+      await acknowledged();
       log.info('webhook delivery stopped');
     },
   };
-}
-
-/** The registrations an event goes to: those whose scope and filter select it; one naming its webhook (replay, redrive), that one only. */
-function targetsOf(event: WebhookEvent, registrations: WebhookRegistration[]): WebhookRegistration[] {
-  return registrations.filter(
-    (r) => (event.webhookId === undefined || r.webhookId === event.webhookId) && webhookSelects(r, event.accountId, event.event),
-  );
-}
-
-/** Where a pair's entry is kept: by the event's first queueing time (its body's timestamp for events queued before that existed). */
-function pairOf(event: WebhookEvent, webhookId: string): DeliveryPair {
-  const timestamp = event.body.timestamp;
-  return { webhookId, eventId: event.eventId, createdAt: event.createdAt ?? (typeof timestamp === 'number' ? timestamp : 0) };
 }
