@@ -90,7 +90,7 @@ export class AccountSession {
   /** See `ownSendsCache` (send-handle.ts). */
   private readonly ownSends = ownSendsCache();
   private replayTimer: NodeJS.Timeout | undefined;
-  /** What opens a socket, makes its inbound context, replays the inbox and shows a QR. */
+  /** What opens a socket, makes its inbound context, replays the inbox, shows a QR and stores the status. */
   private readonly parts: SessionParts;
   /** This session as `afterClose` (after-close.ts) sees it. */
   private readonly closing: ClosingSession;

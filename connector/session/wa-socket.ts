@@ -31,7 +31,9 @@ export interface SocketParts {
   inbox: Inbox;
   /** Baileys' `getMessage`: a message this account sent, asked for again by its recipient (sent-content.ts). */
   sentMessages: ReturnType<typeof sentMessageLookup>;
+  /** Names the account's group chats. */
   groupSubjects: GroupSubjects;
+  /** Group participants for sends, so that a send to a group does not ask WhatsApp for them each time. */
   groupMetadata: GroupMetadataCache;
 }
 
