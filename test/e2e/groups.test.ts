@@ -160,7 +160,7 @@ describe('groups through the API', { timeout: 120_000 }, () => {
     expect(onCarol.message?.conversation ?? onCarol.message?.extendedTextMessage?.text).toBe('standup in 5');
     expect(onCarol.key.participant?.replace(/:\d+@/, '@')).toBe(jid(alice.phone));
     const hook = await waitFor('the webhook of bob', () =>
-      gw.webhooks.received.find((r) => (r.body as { messageId?: string; accountId?: string }).messageId === messageId),
+      gw.webhooks.posts.find((r) => (r.body as { messageId?: string; accountId?: string }).messageId === messageId),
     );
     expect(hook.body).toMatchObject({ chatId: groupId, from: jid(alice.phone), participant: jid(alice.phone) });
   });

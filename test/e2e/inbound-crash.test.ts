@@ -34,7 +34,7 @@ describe('inbound messages across a connector crash', { timeout: 240_000 }, () =
   const storedCount = async () => (await queryPartitionPrefix(gw.table, accountPartition(alice.id), MESSAGE_SK_PREFIX)).length;
   /** The sandbox's own record: the gateway's device sent the delivery receipt for this message. */
   const receipted = (id: string) => ((gw.sandbox.core.network.originOf(id)?.forwarded ?? 0) & 1) === 1;
-  const posted = () => new Set(gw.webhooks.received.map((w) => String(w.headers['x-webhook-id'])));
+  const posted = () => new Set(gw.webhooks.posts.map((w) => String(w.headers['x-webhook-id'])));
   const spawnChild = async () => {
     const child = spawnConnector({ ...gw.env, WEBHOOK_TIMEOUT_MS: '1000' });
     children.push(child);

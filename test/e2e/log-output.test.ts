@@ -61,7 +61,7 @@ describe('connector process output', { timeout: 240_000 }, () => {
     await sendAndReceive(bob, alice, 'hello alice');
     const fromPhone = await gw.control.sendFromPhone(bob.phone, jid(alice), 'from the phone');
     await waitFor('the webhook POST of the phone message', () =>
-      gw.webhooks.received.find((w) => (w.body as { messageId?: string }).messageId === fromPhone.id),
+      gw.webhooks.posts.find((w) => (w.body as { messageId?: string }).messageId === fromPhone.id),
     );
 
     const [device] = (await gw.control.devices(alice.phone)).filter((d) => d.device !== 0);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookKey } from '../../core/keys.js';
 import { findMessage } from '../../core/store/messages.js';
 import { createFixtureDir, generateTone } from '../connector/media/fixtures.js';
-import { Receiver } from '../connector/webhooks/receiver.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { startTestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
@@ -24,7 +24,7 @@ describe('message status and message events', { timeout: 180_000 }, () => {
   let gw: Gateway;
   let api: Awaited<ReturnType<typeof startTestApi>>;
   let fixtures: Awaited<ReturnType<typeof createFixtureDir>>;
-  const receiver = new Receiver();
+  const receiver = new WebhookReceiver();
   const alice = { id: 'evalice', phone: '15550500001', jid: '15550500001@s.whatsapp.net' };
   const bob = { id: 'evbob', phone: '15550500002', jid: '15550500002@s.whatsapp.net' };
   const carol = { phone: '15550500003', jid: '15550500003@s.whatsapp.net' };

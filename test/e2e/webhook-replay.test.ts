@@ -7,7 +7,7 @@ import { webhookEventId } from '../../core/schemas/webhook-event.js';
 import { updateChat } from '../../core/store/chats.js';
 import { putMessage } from '../../core/store/messages.js';
 import { tableOf } from '../../core/store/table.js';
-import { Receiver } from '../connector/webhooks/receiver.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { queueDepth } from '../support/queue-depth.js';
 import { startApiStack, type TestApi } from '../support/test-api.js';
 import { silentLogger, type TestStack } from '../support/test-stack.js';
@@ -24,8 +24,8 @@ describe('webhook replay through the delivery worker', () => {
   let stop: (() => Promise<void>) | undefined;
   let worker: WebhookDelivery | undefined;
   let queues: Queues;
-  const replayed = new Receiver();
-  const other = new Receiver();
+  const replayed = new WebhookReceiver();
+  const other = new WebhookReceiver();
   const secret = 'replay-secret-0123456789';
 
   beforeAll(async () => {

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookEventId } from '../../core/schemas/webhook-event.js';
 import { findMessage } from '../../core/store/messages.js';
-import { Receiver } from '../connector/webhooks/receiver.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { startTestApi } from '../support/test-api.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 import { waitFor } from '../support/wait.js';
@@ -16,7 +16,7 @@ import { waitFor } from '../support/wait.js';
 describe('webhooks', () => {
   let gw: Gateway;
   let api: Awaited<ReturnType<typeof startTestApi>>;
-  const receiver = new Receiver();
+  const receiver = new WebhookReceiver();
   const alice = { id: 'hookalice', phone: '15550400001' };
   const bob = { id: 'hookbob', phone: '15550400002' };
   const carol = { phone: '15550400003' };

@@ -15,7 +15,7 @@ import { silentLogger, startTestStack, type TestStack } from '../../support/test
 import { simulatedDelay, waitFor } from '../../support/wait.js';
 import { workerQueues } from './worker-queues.js';
 import { messageEventFor } from '../../../core/message-event.js';
-import { Receiver } from './receiver.js';
+import { WebhookReceiver } from '../../support/webhook-receiver.js';
 import { countRequests } from '../../support/counted-table.js';
 
 let stack: TestStack;
@@ -119,7 +119,7 @@ async function drained(c: Case): Promise<void> {
 describe('webhook delivery', () => {
   it('POSTs exactly the spec payload as JSON with X-Webhook-Id and User-Agent, then acks', async () => {
     const c = await newCase();
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     try {
       await receiver.up();
       await c.register(receiver.url);
@@ -155,7 +155,7 @@ describe('webhook delivery', () => {
 
   it('receiver down, then up: every event arrives exactly once per X-Webhook-Id', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '5' });
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     try {
       await receiver.up();
       await c.register(receiver.url);
@@ -183,7 +183,7 @@ describe('webhook delivery', () => {
       WEBHOOK_CIRCUIT_FAILURES: '3',
     });
     let down = true;
-    const receiver = new Receiver(() => (down ? 500 : 200));
+    const receiver = new WebhookReceiver(() => (down ? 500 : 200));
     const events = Array.from({ length: 20 }, (_, i) => c.event(i + 1));
     try {
       await receiver.up();
@@ -210,7 +210,7 @@ describe('webhook delivery', () => {
 
   it('a receiver that always answers 4xx: the event ends in the DLQ, naming its webhook, after the configured attempts', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '3' });
-    const receiver = new Receiver(() => 400);
+    const receiver = new WebhookReceiver(() => 400);
     try {
       await receiver.up();
       const webhookId = await c.register(receiver.url);
@@ -231,8 +231,8 @@ describe('webhook delivery', () => {
 
   it('two URLs, one failing for a while: the good one gets the event once, the other on retry', async () => {
     const c = await newCase({ WEBHOOK_MAX_ATTEMPTS: '4' });
-    const good = new Receiver();
-    const flaky = new Receiver((_post, count) => (count <= 2 ? 503 : 200));
+    const good = new WebhookReceiver();
+    const flaky = new WebhookReceiver((_post, count) => (count <= 2 ? 503 : 200));
     try {
       await good.up();
       await flaky.up();
@@ -257,7 +257,7 @@ describe('webhook delivery', () => {
   it('a receiver slower than the timeout counts as a failure and is retried', async () => {
     const c = await newCase({ WEBHOOK_TIMEOUT_MS: '300', WEBHOOK_MAX_ATTEMPTS: '3' });
     // A receiver that answers the first POST well after the 300 ms timeout.
-    const receiver = new Receiver(async (_post, count) => {
+    const receiver = new WebhookReceiver(async (_post, count) => {
       if (count === 1) await simulatedDelay(1_500);
       return 200;
     });
@@ -282,7 +282,7 @@ describe('webhook delivery', () => {
     const clients = createClients(c.config);
     const counts = countRequests(clients);
     const queues = createQueues(c.config, clients, silentLogger);
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     let worker: WebhookDelivery | undefined;
     try {
       await receiver.up();
@@ -317,7 +317,7 @@ describe('webhook delivery', () => {
     const answered = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const receiver = new Receiver(async () => {
+    const receiver = new WebhookReceiver(async () => {
       await answered;
       return 200;
     });

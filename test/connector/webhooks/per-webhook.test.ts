@@ -12,7 +12,7 @@ import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/w
 import { startTestApi, type TestApi } from '../../support/test-api.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
 import { waitFor } from '../../support/wait.js';
-import { Receiver, type ReceivedPost } from './receiver.js';
+import { WebhookReceiver, type ReceivedPost } from '../../support/webhook-receiver.js';
 import { workerQueues } from './worker-queues.js';
 
 let stack: TestStack;
@@ -51,7 +51,7 @@ async function newRun(overrides: Record<string, string> = {}, registrationCacheM
       worker = startWebhookDelivery({ config, clients: stack.clients, logger: silentLogger, queues, registrationCacheMs });
     },
     async register(
-      receiver: Receiver,
+      receiver: WebhookReceiver,
       options: Partial<Pick<WebhookRegistration, 'accountId' | 'events' | 'secret'>> = {},
     ): Promise<string> {
       const webhookId = `wh_test${seq}x${registered.length}`;
@@ -59,7 +59,7 @@ async function newRun(overrides: Record<string, string> = {}, registrationCacheM
       registered.push(receiver.url);
       return webhookId;
     },
-    async unregister(receiver: Receiver): Promise<void> {
+    async unregister(receiver: WebhookReceiver): Promise<void> {
       await deleteWebhook(table, receiver.url);
     },
     /** A `message` event (or `message.status` when asked) of `accountId`, queued at a later time than the one before. */
@@ -134,8 +134,8 @@ function signatureValid(post: ReceivedPost, secret: string): boolean {
 
 const idsOf = (posts: ReceivedPost[]) => posts.map((p) => String(p.headers['x-webhook-id']));
 
-async function withReceivers(count: number, body: (receivers: Receiver[]) => Promise<void>): Promise<void> {
-  const receivers = Array.from({ length: count }, () => new Receiver());
+async function withReceivers(count: number, body: (receivers: WebhookReceiver[]) => Promise<void>): Promise<void> {
+  const receivers = Array.from({ length: count }, () => new WebhookReceiver());
   try {
     for (const receiver of receivers) await receiver.up();
     await body(receivers);

@@ -13,7 +13,7 @@ import { tableOf } from '../../../core/store/table.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { startWebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
 import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
-import { Receiver } from './receiver.js';
+import { WebhookReceiver } from '../../support/webhook-receiver.js';
 
 /**
  * The address policy at delivery time: the worker checks every stored URL again (a URL stored
@@ -118,7 +118,7 @@ async function deliverOnce(urls: string[], allowPrivate: boolean) {
 
 describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
   it('a receiver on 127.0.0.1 with WEBHOOK_ALLOW_PRIVATE=false: dead-lettered on the first attempt, nothing POSTed', async () => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const run = await deliverOnce([receiver.url], false);
     try {
@@ -133,7 +133,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
   });
 
   it('the same receiver with WEBHOOK_ALLOW_PRIVATE=true: delivered', async () => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const run = await deliverOnce([receiver.url], true);
     try {
@@ -146,7 +146,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
   });
 
   it('localhost by name follows the same setting', async () => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const byName = receiver.url.replace('127.0.0.1', 'localhost');
     const refused = await deliverOnce([byName], false);
@@ -167,7 +167,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
 
   it('a name resolving to a private address is refused at connect time (the check runs on the resolved address)', async (context) => {
     if (!privateHostName) return context.skip();
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const run = await deliverOnce([receiver.url.replace('127.0.0.1', privateHostName)], false);
     try {
@@ -182,7 +182,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
   });
 
   it('stored URLs the API would refuse (metadata, credentials) are dead-lettered without a request, even with private allowed', async () => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const withCredentials = receiver.url.replace('http://', 'http://user:pass@');
     const run = await deliverOnce(['http://169.254.169.254/latest/meta-data/', withCredentials], true);
@@ -201,7 +201,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
   });
 
   it('a refused URL beside a good one: the good one gets the event once, the event is dead-lettered for the other', async () => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const run = await deliverOnce([receiver.url, 'http://[::ffff:169.254.169.254]/'], true);
     try {
@@ -218,7 +218,7 @@ describe('webhook delivery: target addresses', { timeout: 60_000 }, () => {
 
 describe('the delivery connection checks the address it connects to', () => {
   it('a name re-pointed at the metadata service between two connections: the second fails before connecting', async () => {
-    const receiver = new Receiver();
+    const receiver = new WebhookReceiver();
     await receiver.up();
     const { port } = new URL(receiver.url);
     let calls = 0;

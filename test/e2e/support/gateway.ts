@@ -10,7 +10,7 @@ import { startSandbox, type RunningSandbox } from '../../../sandbox/index.js';
 import { startTestStack, type TestStack } from '../../support/test-stack.js';
 import { captureLogs, type CapturedLogs } from './log-capture.js';
 import { sandboxControl, type SandboxControl } from './sandbox-control.js';
-import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js';
 import { waitFor } from '../../support/wait.js';
 
 /**
@@ -145,7 +145,7 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Gatewa
       };
       for (const extra of extras) await attempt(() => extra.stop());
       await attempt(() => connector.stop());
-      await attempt(() => webhooks.stop());
+      await attempt(() => webhooks.close());
       await attempt(() => sandbox.stop());
       await attempt(() => stack.stop());
       if (errors.length > 0) throw errors[0];

@@ -9,15 +9,20 @@ export interface ReceivedPost {
   raw: string;
 }
 
-/** How the receiver answers a POST (number = status), decided per request. */
+/**
+ * How the receiver answers a POST (number = status), decided per request; `countForId` counts the
+ * posts of its X-Webhook-Id so far, this one included. A receiver slow on purpose awaits
+ * `simulatedDelay` (test/support/wait.ts) before answering.
+ */
 export type Answer = (post: ReceivedPost, countForId: number) => number | Promise<number>;
 
 /**
- * A webhook receiver on 127.0.0.1: records every POST, answers with `answer`, and can go down
- * and come back up on the same port. While down, the port resets every connection (the client
- * sees a network error, as with a crashed receiver) and counts them in `refused`.
+ * The webhook receiver of the unit and end-to-end suites, on 127.0.0.1: records every POST in
+ * `posts`, answers with `answer` (200 unless told), and can go down and come back up on the same
+ * port. While down, the port resets every connection (the client sees a network error, as with a
+ * crashed receiver) and counts them in `refused`. `waitFor` waits for a condition over what it got.
  */
-export class Receiver {
+export class WebhookReceiver {
   readonly posts: ReceivedPost[] = [];
   private server: Server | undefined;
   private downListener: TcpServer | undefined;
@@ -35,6 +40,7 @@ export class Receiver {
     this.answer = answer;
   }
 
+  /** Starts answering, on the port it had if it was up before (a free one the first time). */
   async up(): Promise<void> {
     await this.closeDownListener();
     const server = createServer((req, res) => {
@@ -42,11 +48,11 @@ export class Receiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
-        const post: ReceivedPost = { path: req.url ?? '', headers: req.headers, body: JSON.parse(raw), raw };
+        const post: ReceivedPost = { path: req.url ?? '', headers: req.headers, body: parseBody(raw), raw };
         this.posts.push(post);
         const id = String(req.headers['x-webhook-id']);
         void Promise.resolve(this.answer(post, this.countFor(id))).then((status) => {
-          res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+          res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}');
           this.wake();
         });
       });
@@ -92,12 +98,13 @@ export class Receiver {
     for (const wake of this.waiters.splice(0)) wake();
   }
 
+  /** The posts of one event (its X-Webhook-Id), retries included. */
   countFor(eventId: string): number {
     return this.posts.filter((p) => p.headers['x-webhook-id'] === eventId).length;
   }
 
   /** Resolves once `predicate` holds over the receiver (its posts, refusals), or rejects after `timeoutMs`. */
-  async waitFor(predicate: (posts: ReceivedPost[], receiver: Receiver) => boolean, timeoutMs = 30_000): Promise<void> {
+  async waitFor(predicate: (posts: ReceivedPost[], receiver: WebhookReceiver) => boolean, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.posts, this)) {
       const left = deadline - Date.now();
@@ -110,6 +117,22 @@ export class Receiver {
         });
       });
     }
+  }
+}
+
+/** A receiver already up, answering with `answer`. */
+export async function startWebhookReceiver(answer?: Answer): Promise<WebhookReceiver> {
+  const receiver = new WebhookReceiver(answer);
+  await receiver.up();
+  return receiver;
+}
+
+/** The body as JSON, or kept as text when it is not: a test asserting on it shows what arrived. */
+function parseBody(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
   }
 }
 
