@@ -103,19 +103,5 @@ export async function runGroupOperation(sock: WASocket, operation: GroupOperatio
       known.forget(operation.groupId);
       await sock.groupLeave(operation.groupId);
       return {};
-    case 'contact_exists': {
-      // usync `contact` query; an unknown number comes back without `exists` (or not at all).
-      const found = (await sock.onWhatsApp(operation.phone))?.find((r) => r.exists);
-      return found ? { exists: true, jid: apiJid(found.jid) } : { exists: false };
-    }
-    case 'contact_picture':
-      try {
-        return { url: (await sock.profilePictureUrl(operation.jid, 'image')) ?? null };
-      } catch (error) {
-        // item-not-found (no picture, unknown JID) and not-authorized (hidden by privacy) both mean none to show.
-        const refusal = refusalOf(error)?.refusal;
-        if (refusal === 'not_found' || refusal === 'not_admin') return { url: null };
-        throw error;
-      }
   }
 }

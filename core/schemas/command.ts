@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { jidSchema } from './jid.js';
 import { groupOperationSchema } from './group.js';
+import { socketQuerySchema } from './socket-query.js';
 
 /**
  * Commands from the functions to the connector (SQS FIFO body). One message group per account
@@ -131,10 +132,20 @@ const sendPresenceCommandSchema = z.object({
   payload: z.object({ messageId: z.string(), to: jidSchema('to'), state: presenceStateSchema }),
 });
 /**
- * A group operation (list, create, metadata, participants, update, invite, leave), or a contact
- * question (number check, profile picture); the answer goes to a group request record.
+ * A group operation (list, create, metadata, participants, update, invite, leave); the answer goes
+ * to a group request record. It also carries a socket query: the way an API from before
+ * `socket_query` asked one, which connectors keep running (docs/design.md, rolling deploys).
  */
-const groupCommandSchema = z.object({ ...base, type: z.literal('group'), payload: groupOperationSchema });
+const groupCommandSchema = z.object({
+  ...base,
+  type: z.literal('group'),
+  payload: z.union([groupOperationSchema, socketQuerySchema]),
+});
+/**
+ * A question answered from the live socket (number check, profile picture); the answer goes to a
+ * group request record, like a group operation's.
+ */
+const socketQueryCommandSchema = z.object({ ...base, type: z.literal('socket_query'), payload: socketQuerySchema });
 
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
@@ -155,6 +166,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   markChatReadCommandSchema,
   sendPresenceCommandSchema,
   groupCommandSchema,
+  socketQueryCommandSchema,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];

@@ -49,10 +49,6 @@ export const groupOperationSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('update'), groupId: z.string(), subject: z.string().optional(), description: z.string().optional() }),
   z.object({ op: z.literal('invite'), groupId: z.string() }),
   z.object({ op: z.literal('leave'), groupId: z.string() }),
-  // Not group operations, but the same kind of question for the live socket (functions/groups/contacts.ts):
-  // they ride the `group` command and its request record rather than a copy of both.
-  z.object({ op: z.literal('contact_exists'), phone: z.string() }),
-  z.object({ op: z.literal('contact_picture'), jid: z.string() }),
 ]);
 export type GroupOperation = z.infer<typeof groupOperationSchema>;
 
@@ -88,15 +84,13 @@ const groupResultSchema = z.union([
   z.object({ group: groupDetailSchema }),
   z.object({ results: z.array(participantResultSchema) }),
   z.object({ code: z.string(), url: z.string() }),
-  z.object({ exists: z.boolean(), jid: z.string().optional() }),
-  z.object({ url: z.string().nullable() }),
   z.object({}),
 ]);
 export type GroupResult = z.infer<typeof groupResultSchema>;
 
 /**
- * One group operation in flight, written by the function and settled by the connector
- * (core/store/group-requests.ts). `pending`: not taken. `running`: a connector took it.
+ * One group operation or socket query (socket-query.ts) in flight, written by the function and
+ * finished by the connector (core/store/group-requests.ts). `pending`: not taken. `running`: a connector took it.
  * `done`: `answer` holds WhatsApp's answer as the API gives it. `refused`: WhatsApp said no (`refusal`). `failed`: it
  * could not be done, `reason` says why.
  */

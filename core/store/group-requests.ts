@@ -1,10 +1,12 @@
 import { groupRequestKey } from '../keys.js';
 import { groupRequestSchema, type GroupRefusal, type GroupRequest, type GroupResult } from '../schemas/group.js';
+import type { SocketQueryAnswer } from '../schemas/socket-query.js';
 import { commandRequestRecords } from './live-requests.js';
 import type { Table } from './table.js';
 
 /**
- * One group operation's lifecycle, a live request (live-requests.ts) like a pairing-code request:
+ * The request records of group operations and socket queries (`GROUPREQ#`, both answered on the
+ * live socket). One group operation's lifecycle, a live request (live-requests.ts) like a pairing-code request:
  *
  *   pending ──claim (connector, only before the deadline)──► running ──► done | refused | failed
  *      └──failPending (API at its deadline; connector when it cannot run it)──► failed
@@ -16,7 +18,7 @@ import type { Table } from './table.js';
 export const groupRequests = commandRequestRecords<GroupRequest>(groupRequestKey, groupRequestSchema, 'running');
 
 /** Connector, after its claim: WhatsApp's answer, as the API gives it. */
-export function markGroupRequestDone(table: Table, accountId: string, commandId: string, result: GroupResult) {
+export function markGroupRequestDone(table: Table, accountId: string, commandId: string, result: GroupResult | SocketQueryAnswer) {
   return groupRequests.settleClaimed(table, accountId, commandId, 'done', { answer: result });
 }
 

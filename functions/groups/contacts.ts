@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { jidSchema } from '../../core/schemas/jid.js';
-import type { GroupOperation } from '../../core/schemas/group.js';
-import { runGroupOperation } from './group-wait.js';
+import type { SocketQuery } from '../../core/schemas/socket-query.js';
+import { runSocketQuery } from './group-wait.js';
 import { newRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { errorResponse, jsonContent as json } from '../http/responses.js';
@@ -68,11 +68,11 @@ const picture = createRoute({
 
 /**
  * Questions about a contact that only WhatsApp can answer: params are judged first (400), then
- * the account is looked up (404) and must be connected. They run on the live socket through
- * the same request/answer path as the group operations (group-wait.ts).
+ * the account is looked up (404) and must be connected. They are socket queries (`socket_query`),
+ * run on the live socket through the same request/answer path as the group operations (group-wait.ts).
  */
 export function contactRoutes(services: Services): OpenAPIHono<AppEnv> {
-  const run = <T>(accountId: string, operation: GroupOperation) => runGroupOperation<T>(services, accountId, operation);
+  const run = <T>(accountId: string, query: SocketQuery) => runSocketQuery<T>(services, accountId, query);
 
   return newRouter()
     .openapi(exists, async (c) => {

@@ -2,6 +2,7 @@ import { HTTPException } from 'hono/http-exception';
 import { NotFoundError, OperationFailedError, ValidationError } from '../../core/errors.js';
 import { newCommandId } from '../../core/ids.js';
 import { isFinalGroupRequestStatus, type GroupOperation, type GroupRequest } from '../../core/schemas/group.js';
+import type { SocketQuery } from '../../core/schemas/socket-query.js';
 import { getAccount } from '../../core/store/accounts.js';
 import { groupRequests } from '../../core/store/group-requests.js';
 import { assertConnected } from '../messages/send-wait.js';
@@ -32,20 +33,35 @@ const GROUP_WAIT: LiveRequestWait<GroupRequest, { commandId: string }> = {
 };
 
 /**
- * Asks the connector to run a group operation on the account's live socket and waits (bounded)
- * for WhatsApp's answer, the way a pairing-code request does (accounts/pairing-code-wait.ts): a
- * live request (http/live-requests.ts). At the deadline the API fails the request if no
- * connector took it (so none will); one taken in time gets SEND_SETTLE_MS more.
+ * Asks the connector to run a group operation (`group`) or a socket query (`socket_query`) on the
+ * account's live socket and waits (bounded) for WhatsApp's answer, the way a pairing-code request
+ * does (accounts/pairing-code-wait.ts): a live request (http/live-requests.ts). At the deadline the
+ * API fails the request if no connector took it (so none will); one taken in time gets
+ * SEND_SETTLE_MS more.
  *
  * The account is looked up here, once the route has judged its params and body: on the groups
  * and contacts routes a bad request is 400 even for an unknown account (not knownAccount's order),
  * then an unknown account is 404 and one not connected 500.
  */
-export async function runGroupOperation<T>(services: Services, accountId: string, operation: GroupOperation): Promise<T> {
+async function askSocket<T>(
+  services: Services,
+  accountId: string,
+  asked: { type: 'group'; payload: GroupOperation } | { type: 'socket_query'; payload: SocketQuery },
+): Promise<T> {
   const account = await getAccount(services.table, accountId);
   assertConnected(account);
-  const answer = await askConnector(services, GROUP_WAIT, { type: 'group', accountId, commandId: newCommandId(), payload: operation });
+  const answer = await askConnector(services, GROUP_WAIT, { ...asked, accountId, commandId: newCommandId() });
   if (answer.status === 'done') return (answer.answer ?? {}) as T;
   if (answer.status === 'refused') throw refusalError(answer);
   throw new OperationFailedError(answer.reason ?? 'group operation failed');
 }
+
+export const runGroupOperation = <T>(services: Services, accountId: string, operation: GroupOperation) =>
+  askSocket<T>(services, accountId, { type: 'group', payload: operation });
+
+/**
+ * Sent as `socket_query` at once: connectors are deployed before the API (docs/design.md, rolling
+ * deploys), and a connector from before `socket_query` would drop it as malformed.
+ */
+export const runSocketQuery = <T>(services: Services, accountId: string, query: SocketQuery) =>
+  askSocket<T>(services, accountId, { type: 'socket_query', payload: query });

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newCommandId } from '../../core/ids.js';
+import { isFinalGroupRequestStatus } from '../../core/schemas/group.js';
+import { groupRequests } from '../../core/store/group-requests.js';
 import { startTestApi, type TestApi } from '../support/test-api.js';
+import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 
 /**
@@ -45,5 +49,16 @@ describe('contacts through the API and the sandbox', { timeout: 120_000 }, () =>
     const unknown = await api.call('GET', `/accounts/${alice.id}/contacts/${unknownPhone}@s.whatsapp.net/picture`);
     expect(unknown.status, JSON.stringify(unknown.body)).toBe(200);
     expect(unknown.body).toEqual({ ok: true, url: null });
+  });
+
+  it('still runs a number check sent the old way, as a `group` command (an API from before `socket_query`)', async () => {
+    const commandId = newCommandId();
+    await groupRequests.putPending(gw.table, alice.id, { commandId }, Date.now() + gw.config.SEND_TIMEOUT_MS);
+    await gw.queues.sendCommand({ type: 'group', accountId: alice.id, commandId, payload: { op: 'contact_exists', phone: knownPhone } });
+    const request = await waitFor('the old-style look-up to be answered', async () => {
+      const found = await groupRequests.find(gw.table, alice.id, commandId);
+      return found && isFinalGroupRequestStatus(found.status) ? found : undefined;
+    });
+    expect(request).toMatchObject({ status: 'done', answer: { exists: true, jid: `${knownPhone}@s.whatsapp.net` } });
   });
 });

@@ -22,5 +22,6 @@ export function handlersFrom(handle: (command: Command) => Promise<CommandOutcom
     mark_chat_read: handle,
     send_presence: handle,
     group: handle,
+    socket_query: handle,
   };
 }

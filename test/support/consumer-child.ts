@@ -38,6 +38,7 @@ const handlers: CommandHandlers = {
   mark_chat_read: never,
   send_presence: never,
   group: never,
+  socket_query: never,
 };
 const consumer = startCommandConsumer({ queues, handlers, logger, waitSeconds: 1, drainMs: Number(process.env.CONSUMER_DRAIN_MS ?? 500) });
 logger.info('consumer started');

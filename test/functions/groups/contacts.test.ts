@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../core/schemas/command.js';
-import type { GroupResult } from '../../../core/schemas/group.js';
+import type { SocketQueryAnswer } from '../../../core/schemas/socket-query.js';
 import { updateAccountStatus } from '../../../core/store/accounts.js';
 import { groupRequests, markGroupRequestDone } from '../../../core/store/group-requests.js';
 import { tableOf, type Table } from '../../../core/store/table.js';
@@ -17,7 +17,7 @@ let stopStack: (() => Promise<void>) | undefined;
 let table: Table;
 let counter = 0;
 
-type GroupCommand = Extract<Command, { type: 'group' }>;
+type SocketQueryCommand = Extract<Command, { type: 'socket_query' }>;
 
 async function connectedAccount(): Promise<string> {
   const id = `ct${Date.now().toString(36)}${counter++}`;
@@ -27,11 +27,11 @@ async function connectedAccount(): Promise<string> {
 }
 
 /** Waits for the account's next command, takes it as a connector would, and records `result`. */
-async function answer(accountId: string, result: GroupResult): Promise<GroupCommand> {
+async function answer(accountId: string, result: SocketQueryAnswer): Promise<SocketQueryCommand> {
   const seen = new Set(connector.commands.filter((c) => c.accountId === accountId).map((c) => c.commandId));
   const command = (await connector.waitFor(
-    (c) => c.accountId === accountId && c.type === 'group' && !seen.has(c.commandId),
-  )) as GroupCommand;
+    (c) => c.accountId === accountId && c.type === 'socket_query' && !seen.has(c.commandId),
+  )) as SocketQueryCommand;
   expect(await groupRequests.claim(table, accountId, command.commandId)).toBe(true);
   await markGroupRequestDone(table, accountId, command.commandId, result);
   return command;
@@ -72,7 +72,7 @@ describe('contacts API: validation before any state lookup', () => {
     const response = await api.call('GET', `/accounts/${id}/contacts/15550001111@s.whatsapp.net/picture`);
     expect(response.status).toBe(500);
     expect(response.body.error).toBe('internal_error');
-    expect(connector.commands.some((c) => c.accountId === id && c.type === 'group')).toBe(false);
+    expect(connector.commands.some((c) => c.accountId === id && c.type === 'socket_query')).toBe(false);
   });
 });
 
