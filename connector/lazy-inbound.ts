@@ -14,6 +14,6 @@ export function lazyInboundPipeline(deps: InboundPipelineDeps): InboundHandlers 
     handleMessages: async (...args) => (await load()).handleMessages(...args),
     handleStatus: async (...args) => (await load()).handleStatus(...args),
     handleGroupReceipts: async (...args) => (await load()).handleGroupReceipts(...args),
-    settleInterruptedSend: async (...args) => (await load()).settleInterruptedSend(...args),
+    resolveInterruptedSend: async (...args) => (await load()).resolveInterruptedSend(...args),
   };
 }

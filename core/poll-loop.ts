@@ -6,7 +6,7 @@ import { withTimeout } from './with-timeout.js';
  * The receive loop of an SQS consumer (a shard's command consumer, the webhook delivery worker,
  * the drain of the single command queue from before shards): receive a batch, hand it on within
  * the loop's concurrency, pause after an error, stop without leaving a receive out. What a
- * message means, how it is settled, and how long a stop lets work finish stay with each consumer.
+ * message means, how it is disposed of (ack or release), and how long a stop lets work finish stay with each consumer.
  *
  *   const loop = startPollLoop({ receive, waitSeconds, visibilitySeconds, messagesAtOnce, handleMessage, ... });
  *   ...

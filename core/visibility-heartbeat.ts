@@ -40,7 +40,7 @@ export function startVisibilityHeartbeat(options: VisibilityHeartbeatOptions): V
     extending = options
       .extend(handles, options.visibilitySeconds)
       .then((refused) => {
-        // A message settled meanwhile is refused harmlessly; one still held was lost (it became
+        // A message disposed of meanwhile is refused harmlessly; one still held was lost (it became
         // visible and another receiver may have it now).
         const lost = refused.filter((handle) => held.delete(handle));
         if (lost.length > 0)

@@ -80,7 +80,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
     everyMs: HEARTBEAT_MS,
     logger,
   });
-  // Settling a command ends its heartbeat first, so that no late extension undoes a hand-back.
+  // Disposing of a command (ack or release) ends its heartbeat first, so that no late extension undoes a hand-back.
   const queues: ConsumerDeps['queues'] = {
     ...deps.queues,
     async ackCommand(receiptHandle) {
@@ -155,7 +155,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
             .catch((error: unknown) =>
               logger.error({ err: error, commandId: received.body.commandId }, 'settling a command with the queue failed'),
             )
-            // Settled or not, it is no longer ours to keep invisible.
+            // Disposed of or not, it is no longer ours to keep invisible.
             .finally(() => void heartbeat.release(received.receiptHandle));
         }
       }),

@@ -8,7 +8,7 @@ import type { EarlyStatuses } from '../inbound/status.js';
 
 /**
  * Sends whose connector stopped between handing the message to WhatsApp and recording it
- * (`sending` when their command came back): settled as `sent` when WhatsApp shows it has the
+ * (`sending` when their command came back): resolved as `sent` when WhatsApp shows it has the
  * message, instead of staying `unknown` ("may have been delivered").
  *
  * The evidence is a receipt for the message id: WhatsApp's ack or the recipient's delivery or
@@ -31,21 +31,21 @@ const WAITING_TTL_MS = 24 * 60 * 60_000;
 const WAITING_LIMIT = 10_000;
 
 /**
- * How a send handler settles a send whose command found it `sending`. The inbound pipeline does
+ * How a send handler resolves a send whose command found it `sending`. The inbound pipeline does
  * it (inbound/sent-status.ts): its evidence is a receipt, and receipts are handled there, under
  * the message's status lock.
  */
-export interface InterruptedSendSettler {
+export interface InterruptedSendResolver {
   /**
    * A send command came back while its send is `sending` (its connector stopped mid-send): the
    * send becomes `sent` when a receipt shows WhatsApp has the message, otherwise `unknown` with
    * `reason` until one comes (InterruptedSends). It is not sent again either way.
    */
-  settleInterruptedSend(accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'>;
+  resolveInterruptedSend(accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'>;
 }
 
 export class InterruptedSends {
-  /** `${accountId}\n${messageId}` of the sends left `unknown` here, until a receipt settles them. */
+  /** `${accountId}\n${messageId}` of the sends left `unknown` here, until a receipt resolves them. */
   private readonly waiting = new BoundedCache<string, true>('interrupted-sends', WAITING_LIMIT, WAITING_TTL_MS);
 
   constructor(
@@ -55,10 +55,10 @@ export class InterruptedSends {
 
   /**
    * A command came back while its send is `sending`: `sent` when a receipt for it came already,
-   * otherwise `unknown` with `reason`, settled later by a receipt (`receipt`). The
+   * otherwise `unknown` with `reason`, resolved later by a receipt (`receipt`). The
    * caller holds the message's status lock, so that a receipt is not handled meanwhile.
    */
-  async settle(key: string, accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'> {
+  async resolve(key: string, accountId: string, messageId: string, reason: string): Promise<'sent' | 'unknown'> {
     const taken =
       this.earlyStatuses.peek(key).find((move) => TAKEN.has(move.status)) ?? (await this.rowMovedByReceipt(accountId, messageId));
     if (taken && (await markOutboundSent(this.table, accountId, messageId, taken.at))) return 'sent';
@@ -67,7 +67,7 @@ export class InterruptedSends {
     return 'unknown';
   }
 
-  /** A receipt for a message the account sent (under the message's status lock): settles a send waiting for it. */
+  /** A receipt for a message the account sent (under the message's status lock): resolves a send waiting for it. */
   async receipt(key: string, accountId: string, messageId: string, move: StatusMove): Promise<boolean> {
     if (!TAKEN.has(move.status) || !this.waiting.get(key)) return false;
     this.waiting.delete(key);

@@ -11,7 +11,7 @@ import { findMessage, listMessages } from '../../core/store/messages.js';
 import { contactVcard } from '../../core/vcard.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import { stickerWebp, type Sticker } from '../media/sticker.js';
-import { keyOf, type PreparedSend, type SendDeps, SendRejectedError, sendSettler } from './send-handlers.js';
+import { keyOf, type PreparedSend, type SendDeps, SendRejectedError, sendRunner } from './send-handlers.js';
 
 /** How far back a read looks for the chat's unread messages (they are the newest ones). */
 const READ_LOOKBACK = 200;
@@ -32,11 +32,11 @@ const PRESENCE = {
 /**
  * The message kinds beyond text and media (location, contact, poll, sticker, edit, forward) and
  * the actions that send no message (read receipts, presence). Each goes the way of every send
- * (send-handlers.ts): outbound record, claim, send, store, settle.
+ * (send-handlers.ts): outbound record, claim, send, store, finish.
  */
 export function kindHandlers(deps: SendDeps) {
   const { table } = deps;
-  const settle = sendSettler(deps);
+  const runSend = sendRunner(deps);
 
   async function storedMessage(accountId: string, messageId: string): Promise<Message> {
     const message = await findMessage(table, accountId, messageId);
@@ -94,7 +94,7 @@ export function kindHandlers(deps: SendDeps) {
 
   return {
     send_location: (command: CommandOf<'send_location'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, latitude, longitude, name, address } = command.payload;
         return {
           jid: to,
@@ -110,7 +110,7 @@ export function kindHandlers(deps: SendDeps) {
       }),
 
     send_contact: (command: CommandOf<'send_contact'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, contacts } = command.payload;
         const cards = contacts.map(({ name, phone }) => ({ displayName: name, vcard: contactVcard(name, phone) }));
         const displayName = contacts.length === 1 ? contacts[0]?.name : `${contacts.length} contacts`;
@@ -118,13 +118,13 @@ export function kindHandlers(deps: SendDeps) {
       }),
 
     send_poll: (command: CommandOf<'send_poll'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, name, options, selectableCount } = command.payload;
         return { jid: to, content: { poll: { name, values: options, selectableCount } } };
       }),
 
     send_sticker: (command: CommandOf<'send_sticker'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, s3Key } = command.payload;
         if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
         const upload = await getStream(deps.mediaStore, s3Key);
@@ -133,7 +133,7 @@ export function kindHandlers(deps: SendDeps) {
       }),
 
     edit_message: (command: CommandOf<'edit_message'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, targetMessageId, text } = command.payload;
         const target = await storedMessage(command.accountId, targetMessageId);
         const why = whyNotEditable(target);
@@ -143,14 +143,14 @@ export function kindHandlers(deps: SendDeps) {
       }),
 
     forward_message: (command: CommandOf<'forward_message'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, sourceMessageId } = command.payload;
         const source = await storedMessage(command.accountId, sourceMessageId);
         return forwardContent(command.accountId, to, source);
       }),
 
     mark_chat_read: (command: CommandOf<'mark_chat_read'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { accountId } = command;
         const chatId = command.payload.to;
         const unread = (await findChat(table, accountId, chatId))?.unreadCount ?? 0;
@@ -169,7 +169,7 @@ export function kindHandlers(deps: SendDeps) {
       }),
 
     send_presence: (command: CommandOf<'send_presence'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, state } = command.payload;
         const presence = PRESENCE[state];
         return {

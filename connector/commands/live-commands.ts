@@ -11,7 +11,7 @@ import { done, notOurs, type CommandOutcome } from './outcome.js';
  * while its record is `pending` and before its deadline (a late or redelivered command must not
  * run), the record is claimed right before WhatsApp is asked (pending -> claimed, conditional on
  * the deadline, so the API's timeout and this command exclude each other), and the record the
- * API is waiting on is settled with the outcome.
+ * API is waiting on is finished with the outcome.
  */
 export interface LiveCommandKind<R extends LiveRecord> {
   records: Pick<LiveRequestRecords<R, never>, 'claimedStatus' | 'find' | 'claim' | 'failPending'>;
@@ -39,7 +39,7 @@ export interface LiveCommandSteps<R extends LiveRecord, P> {
   }) => Promise<{ ready: P } | CommandOutcome>;
   /** Not claimed after all: undo what `prepare` made. */
   discard?: (prepared: P) => void;
-  /** After the claim: do it and settle the record. */
+  /** After the claim: do it and finish the record. */
   run: (prepared: P) => Promise<CommandOutcome>;
 }
 

@@ -26,7 +26,7 @@ const PAIRING_CODE_COMMAND = {
  * `request_pairing_code`: like a send, it runs only while its request record is `pending` and
  * before its deadline (live-commands.ts). The account's session is started when it is not
  * running (as `connect` does); once its socket waits for a link, the record is claimed and
- * WhatsApp is asked for the code, which settles the record the API is waiting on.
+ * WhatsApp is asked for the code, which finishes the record the API is waiting on.
  */
 export function pairingHandlers(deps: PairingDeps) {
   const { table, registry } = deps;

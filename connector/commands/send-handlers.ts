@@ -69,7 +69,7 @@ const STOPPED_MID_SEND = 'the connector stopped while sending; the message may h
  * (a late or redelivered command must not send), fail at once when the account cannot send,
  * build the content, claim the record (pending -> sending, conditional on the deadline, so the
  * API's timeout and this send exclude each other), send with the command's messageId (so the
- * network's id is ours), store the sent message through the inbound pipeline, and settle the
+ * network's id is ours), store the sent message through the inbound pipeline, and finish the
  * record the API is waiting on.
  *
  * A crash between the claim and `sent` leaves the record `sending`; the redelivered command marks
@@ -77,17 +77,17 @@ const STOPPED_MID_SEND = 'the connector stopped while sending; the message may h
  */
 export function sendHandlers(deps: SendDeps) {
   const { table } = deps;
-  const settle = sendSettler(deps);
+  const runSend = sendRunner(deps);
   async function storedTarget(accountId: string, messageId: string): Promise<Message | undefined> {
     return findMessage(table, accountId, messageId);
   }
 
   return {
     send_text: (command: CommandOf<'send_text'>) =>
-      settle(command, async () => ({ jid: command.payload.to, content: { text: command.payload.text } })),
+      runSend(command, async () => ({ jid: command.payload.to, content: { text: command.payload.text } })),
 
     send_reply: (command: CommandOf<'send_reply'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { chatId, text, quotedMessageId } = command.payload;
         const quoted = await storedTarget(command.accountId, quotedMessageId);
         if (!quoted) throw new SendRejectedError('quoted message not found');
@@ -95,7 +95,7 @@ export function sendHandlers(deps: SendDeps) {
       }),
 
     send_reaction: (command: CommandOf<'send_reaction'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, targetMessageId, emoji } = command.payload;
         const target = await storedTarget(command.accountId, targetMessageId);
         const key: WAMessageKey = target ? keyOf(target) : { remoteJid: to, fromMe: false, id: targetMessageId };
@@ -103,7 +103,7 @@ export function sendHandlers(deps: SendDeps) {
       }),
 
     delete_message: (command: CommandOf<'delete_message'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to, targetMessageId } = command.payload;
         const target = await storedTarget(command.accountId, targetMessageId);
         if (target && !target.fromMe) throw new SendRejectedError('only messages sent by this account can be deleted');
@@ -112,7 +112,7 @@ export function sendHandlers(deps: SendDeps) {
       }),
 
     send_media: (command: CommandOf<'send_media'>) =>
-      settle(command, async () => {
+      runSend(command, async () => {
         const { to: jid, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
         if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
         const upload = await getStream(deps.mediaStore, s3Key);
@@ -139,20 +139,20 @@ const SEND_COMMAND = {
   notClaimedLog: 'not claimed (the API gave up on it or its deadline passed); not sent',
 };
 
-/** `settle(command, prepare)`: the path every send command takes (see sendHandlers). */
-export function sendSettler(deps: SendDeps) {
+/** `runSend(command, prepare)`: the path every send command takes (see sendHandlers). */
+export function sendRunner(deps: SendDeps) {
   const { table } = deps;
 
-  return function settle(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
+  return function runSend(command: SendCommand, prepare: () => Promise<PreparedSend>): Promise<CommandOutcome> {
     const { accountId } = command;
     const { messageId } = command.payload;
     const log = deps.logger.child({ accountId, messageId, command: command.type });
 
     return runLiveCommand({ table, log, accountId, id: messageId }, SEND_COMMAND, {
       redelivered: async () => {
-        const settled = await deps.inbound.settleInterruptedSend(accountId, messageId, STOPPED_MID_SEND);
-        log.warn({ settled }, 'command redelivered while its send was in progress; not sent again');
-        return done(settled === 'sent' ? 'sent (its receipt came); not sent again' : 'outcome unknown; not sent again');
+        const resolved = await deps.inbound.resolveInterruptedSend(accountId, messageId, STOPPED_MID_SEND);
+        log.warn({ resolved }, 'command redelivered while its send was in progress; not sent again');
+        return done(resolved === 'sent' ? 'sent (its receipt came); not sent again' : 'outcome unknown; not sent again');
       },
       prepare: async ({ record, fail }) => {
         const handle = await connectedHandle(deps, accountId, () => Math.min(record.deadline, Date.now() + deps.waitForConnectedMs), fail);
@@ -171,7 +171,7 @@ export function sendSettler(deps: SendDeps) {
   };
 }
 
-/** After the claim: send (or act), store what was sent, and settle the record. */
+/** After the claim: send (or act), store what was sent, and finish the record. */
 async function sendClaimed(
   deps: SendDeps,
   log: Logger,

@@ -20,7 +20,7 @@ export interface DecryptedPart {
 /**
  * The inbound write-ahead log of one account: a record per decrypted part, written before the
  * delivery receipt (durable-decrypt.ts) and deleted once the message is stored and its webhook
- * event enqueued (`settle`). Records whose message this process is not handling are
+ * event enqueued (`retire`). Records whose message this process is not handling are
  * `stranded` and replayed through the pipeline (inbox-replay.ts).
  *
  * The writes and deletes of every account on one table go through one group commit
@@ -73,7 +73,7 @@ export class Inbox {
 
   /**
    * A record of the message is stored and stays until the handling of its upsert by this
-   * process ends (`settle` deletes it only then): the record can hold the message's event
+   * process ends (`retire` deletes it only then): the record can hold the message's event
    * obligation instead of an outbox marker on its row (docs/guarantees.md).
    */
   holds(messageId: string): boolean {
@@ -81,7 +81,7 @@ export class Inbox {
   }
 
   /** The message is stored and its event enqueued: its records go (in the background). */
-  settle(messageId: string): void {
+  retire(messageId: string): void {
     const entry = this.inFlight.get(messageId);
     if (!entry) return;
     this.inFlight.delete(messageId);

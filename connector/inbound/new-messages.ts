@@ -56,7 +56,7 @@ export function newMessagesOf({ table, mediaStore, queues, chats, sentStatus, de
    * only after the enqueue, so at worst the event goes twice, same id). Its marks go then, so a
    * later redelivery sends nothing.
    */
-  async function settleRedelivery(accountId: string, stored: StoredMessage | undefined, ctx: InboundContext, log: LazyLog) {
+  async function handleRedelivery(accountId: string, stored: StoredMessage | undefined, ctx: InboundContext, log: LazyLog) {
     const marks = stored?.marks ?? {};
     if (stored && (marks.eventPending || (marks.eventHeldByRecord && ctx.writeAhead?.(stored.message.messageId)))) {
       await deliverEvent(accountId, stored.message, true);
@@ -88,7 +88,7 @@ export function newMessagesOf({ table, mediaStore, queues, chats, sentStatus, de
     if (media) {
       const existing = await findMessageRecord(table, accountId, mapped.messageId);
       if (existing) {
-        await settleRedelivery(accountId, existing, ctx, log);
+        await handleRedelivery(accountId, existing, ctx, log);
         return;
       }
       await attachMessageMedia({ table, mediaStore }, accountId, message, media, () => ctx.download(msg), mediaTimeoutMs, log);
@@ -105,7 +105,7 @@ export function newMessagesOf({ table, mediaStore, queues, chats, sentStatus, de
     const chat = await chatChangeOf(msg, message, unread, ctx);
     const { stored, moves } = await putNewMessage(accountId, msg, message, marks, chat);
     if (!stored) {
-      await settleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), ctx, log);
+      await handleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), ctx, log);
       await sentStatus.sendStatusEvents(accountId, message.messageId, message.chatId, moves);
       return;
     }
@@ -178,7 +178,7 @@ export function newMessagesOf({ table, mediaStore, queues, chats, sentStatus, de
     }
     await Promise.all(events);
     // After the events of the run. A message twice in one run is a plain duplicate: its first
-    // copy's event was just enqueued (its write-ahead record is still held, so settling it as a
+    // copy's event was just enqueued (its write-ahead record is still held, so handling it as a
     // redelivery would enqueue the event again).
     const storedNow = new Set(
       outcomes.flatMap((outcome) => ('stored' in outcome && outcome.stored ? [outcome.entry.message.messageId] : [])),
@@ -186,7 +186,7 @@ export function newMessagesOf({ table, mediaStore, queues, chats, sentStatus, de
     for (const entry of redelivered) {
       try {
         if (storedNow.has(entry.message.messageId)) entry.log.debug('message twice in one batch: stored once');
-        else await settleRedelivery(accountId, await findMessageRecord(table, accountId, entry.message.messageId), ctx, entry.log);
+        else await handleRedelivery(accountId, await findMessageRecord(table, accountId, entry.message.messageId), ctx, entry.log);
       } catch (error) {
         failed(entry, error);
       }

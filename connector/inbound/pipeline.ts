@@ -30,7 +30,7 @@
  * This file wires the parts: ordering.ts (an account's messages in order, new ones in runs),
  * new-messages.ts (rows, chats, events; media through store-media.ts), message-updates.ts
  * (reactions, revokes, edits, poll votes) and sent-status.ts (receipts of sent messages, and
- * the settling of interrupted sends that rests on them).
+ * the resolving of interrupted sends that rests on them).
  */
 import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
@@ -44,7 +44,7 @@ import { createQueues, type Queues } from '../../core/queues.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { putPollSecret } from '../../core/store/poll-secrets.js';
 import { tableOf } from '../../core/store/table.js';
-import type { InterruptedSendSettler } from '../commands/interrupted-sends.js';
+import type { InterruptedSendResolver } from '../commands/interrupted-sends.js';
 import type { GroupReceipt, GroupRecipients } from './group-receipts.js';
 import type { InboundAction } from './map-message.js';
 import { messageUpdatesOf } from './message-updates.js';
@@ -94,8 +94,8 @@ export interface UpsertedMessage {
   type: MessagesUpsert['type'];
 }
 
-/** Also settles interrupted sends (commands/interrupted-sends.ts): their evidence is a receipt. */
-export interface InboundPipeline extends InterruptedSendSettler {
+/** Also resolves interrupted sends (commands/interrupted-sends.ts): their evidence is a receipt. */
+export interface InboundPipeline extends InterruptedSendResolver {
   handleUpsert(accountId: string, upsert: MessagesUpsert, ctx: InboundContext): Promise<void>;
   /**
    * Messages of consecutive upserts of one account, in order: the same handling as one
@@ -190,6 +190,6 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     },
     handleStatus: sentStatus.handleStatus,
     handleGroupReceipts: sentStatus.handleGroupReceipts,
-    settleInterruptedSend: sentStatus.settleInterruptedSend,
+    resolveInterruptedSend: sentStatus.resolveInterruptedSend,
   };
 }

@@ -19,7 +19,7 @@ import { EarlyStatuses, statusFromBaileys } from './status.js';
  * delivery and read receipts, group members' receipts) move a sent message forward, never
  * backwards, each move with its `message.status` event. A receipt can come before the row of its
  * message is written; it is kept for that write, which takes the message's status lock as the
- * receipts do. The same lock covers the settling of an interrupted send, whose evidence is a
+ * receipts do. The same lock covers the resolving of an interrupted send, whose evidence is a
  * receipt (commands/interrupted-sends.ts).
  */
 
@@ -71,7 +71,7 @@ export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
       // Not moved: a duplicate, a late (backward) receipt, or a row still to come (or never: a
       // send whose connector stopped before storing it).
       if (moved === undefined) earlyStatuses.remember(key, move);
-      // A send left `unknown` by a connector that stopped mid-send is settled by its receipt.
+      // A send left `unknown` by a connector that stopped mid-send is resolved by its receipt.
       if (await interruptedSends.receipt(key, accountId, update.messageId, move)) {
         logger.info({ accountId, messageId: update.messageId, status: update.status }, 'interrupted send settled as sent by its receipt');
       }
@@ -147,7 +147,7 @@ export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
     }
   }
 
-  const handlers: Pick<InboundPipeline, 'handleStatus' | 'handleGroupReceipts' | 'settleInterruptedSend'> = {
+  const handlers: Pick<InboundPipeline, 'handleStatus' | 'handleGroupReceipts' | 'resolveInterruptedSend'> = {
     async handleStatus(accountId, updates) {
       let firstError: unknown;
       for (const update of updates) {
@@ -161,9 +161,9 @@ export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
       if (firstError) throw firstError;
     },
     handleGroupReceipts: applyGroupReceipts,
-    settleInterruptedSend(accountId, messageId, reason) {
+    resolveInterruptedSend(accountId, messageId, reason) {
       const key = statusKey(accountId, messageId);
-      return statusLocks.run(key, () => interruptedSends.settle(key, accountId, messageId, reason));
+      return statusLocks.run(key, () => interruptedSends.resolve(key, accountId, messageId, reason));
     },
   };
   return { ...handlers, sendStatusEvents, putSentMessage };

@@ -21,7 +21,7 @@ export function statusFromBaileys(status: number | null | undefined): MessageSta
  * How long a receipt waits for the row of its message (the send stores it right after). Longer
  * than a command takes to come back after its connector stopped (a held command is visible again
  * within 10 s; the queue's own visibility is 120 s): a receipt of a send whose connector stopped
- * before storing it is the evidence that settles the send when its command comes back
+ * before storing it is the evidence that resolves the send when its command comes back
  * (commands/interrupted-sends.ts).
  */
 const EARLY_TTL_MS = 10 * 60_000;

@@ -13,7 +13,7 @@ export interface ShareInput {
 }
 
 export interface SharePlan {
-  /** Free shards to try to acquire (conditional writes settle races with other connectors). */
+  /** Free shards to try to acquire (conditional writes decide races with other connectors). */
   take: number[];
   /** Held shards to hand over gracefully, each to the connector that should hold it. */
   give: { shard: number; heir: string }[];

@@ -8,7 +8,7 @@
  *    (then the fewest shards): longest-processing-time first.
  * 3. While two connectors differ by more than BALANCE_SLACK of the mean, the move (one shard)
  *    or swap (one shard each way) between such a pair that lowers the sum of squared loads most
- *    is made. Each strictly lowers it, so this ends, and a settled assignment is a fixed point:
+ *    is made. Each strictly lowers it, so this ends, and a stable assignment is a fixed point:
  *    recomputed from itself it changes nothing.
  * 4. Shards without accounts (they cost an idle queue poll, no socket) are then spread so that
  *    shard counts differ by at most one where that needs no account to move.
@@ -23,7 +23,7 @@ export interface AssignmentInput {
 }
 
 /**
- * How far apart two connectors may be, as a share of the mean, before shards move. Settled
+ * How far apart two connectors may be, as a share of the mean, before shards move. Stable
  * within it, every connector is within ±10 % × (N−1)/N of the mean (the issue's target is
  * ±10 %). A wider band would move fewer shards, a narrower one would chase differences finer
  * than a shard (about 9 accounts at 300 accounts over 32 shards) with many moves; small changes

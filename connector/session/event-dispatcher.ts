@@ -32,7 +32,7 @@ export interface DispatchTargets {
   /** Ids this session sent through commands: their echo upsert is already stored by the sender. */
   isOwnCommandSend(messageId: string): boolean;
   /** Told of each upserted message once the pipeline handled it (or failed on it). */
-  inbox?: { settle(messageId: string): void; release(messageId: string): void };
+  inbox?: { retire(messageId: string): void; release(messageId: string): void };
   /** Inbound work of this socket starts after this (the previous socket's queue draining). */
   after?: Promise<unknown>;
 }
@@ -52,7 +52,7 @@ export interface Dispatcher {
  * message is stored before a reaction to it or its revocation. Baileys has acknowledged those
  * messages to the network already, so queued work is finished even after the socket closes
  * (its context is taken when the event arrives). Each upserted message is handled on its own
- * and then reported to the write-ahead inbox (settled, or released for a replay when it
+ * and then reported to the write-ahead inbox (retired, or released for a replay when it
  * failed). Listener errors are logged and never thrown back into Baileys' emitter.
  */
 export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Dispatcher {
@@ -104,7 +104,7 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
         const id = message.key.id;
         if (!id) return;
         // A failed message was logged by the pipeline (without its contents) and waits for a replay.
-        if (handled[index]) targets.inbox?.settle(id);
+        if (handled[index]) targets.inbox?.retire(id);
         else targets.inbox?.release(id);
       });
     });

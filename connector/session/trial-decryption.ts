@@ -20,7 +20,7 @@ import type { SignalDataSet, SignalKeyStore, SignalKeyStoreWithTransaction } fro
  * So, within the decryption of a `msg`, the record as read is kept; when libsignal stores it,
  * every session but the one that decrypted (the one whose `used` time it set) is put back as it
  * was, and that one becomes the open session (the one that was open is closed): both devices
- * then send on the session the other last used, and the two settle on one. A record that does
+ * then send on the session the other last used, and the two agree on one. A record that does
  * not match that shape (sessions added or removed, no single session used) is stored as it is.
  */
 

@@ -45,7 +45,7 @@ import { ParkedEvents } from './parked-events.js';
 import { probe } from './probe.js';
 import { postWebhook, urlForLogs, type PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
-import { eventSettling } from './settling.js';
+import { eventDisposal } from './disposal.js';
 import { webhookSignature } from './signature.js';
 
 export interface WebhookDeliveryDeps {
@@ -96,7 +96,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   const parked = new ParkedEvents();
   const deliveryLog = createDeliveryLogWriter(table);
 
-  const { acknowledge, release, acknowledged } = eventSettling(queues, log);
+  const { acknowledge, release, acknowledged } = eventDisposal(queues, log);
   const deadLetterTarget = deadLetterTargetOnce(
     deps.clients.sqs,
     () => queues.webhookQueueUrl(),

@@ -172,7 +172,7 @@ export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];
 /** The command of one type, e.g. `CommandOf<'send_text'>`. */
 export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
-/** Commands that send something and settle an outbound record. */
+/** Commands that send something and finish an outbound record. */
 export type SendCommand = CommandOf<'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message' | KindCommandType>;
 /** The sends and actions of connector/commands/kind-handlers.ts. */
 type KindCommandType =

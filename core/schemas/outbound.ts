@@ -9,7 +9,7 @@ import { z } from 'zod';
 const outboundStatusSchema = z.enum(['pending', 'sending', 'sent', 'failed', 'unknown']);
 export type OutboundStatus = z.infer<typeof outboundStatusSchema>;
 
-/** The state of one send in flight, written by the function and settled by the connector. */
+/** The state of one send in flight, written by the function and finished by the connector. */
 export const outboundSchema = z.object({
   messageId: z.string(),
   commandId: z.string(),

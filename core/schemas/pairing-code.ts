@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * One `POST /accounts/:accountId/pairing-code` in flight, written by the function and settled by
+ * One `POST /accounts/:accountId/pairing-code` in flight, written by the function and finished by
  * the connector (core/store/pairing-codes.ts). `pending`: not taken yet. `requesting`: a
  * connector took it and is asking WhatsApp. `issued`: the code is here. `already_connected`:
  * the account turned out to be linked. `failed`: no code, `reason` says why.

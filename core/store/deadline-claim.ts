@@ -51,7 +51,7 @@ export function claimPending(
   });
 }
 
-/** pending -> failed with `reason`. False when it is no longer pending (claimed or settled). */
+/** pending -> failed with `reason`. False when it is no longer pending (claimed or finished). */
 export function failPending(table: Table, key: Key, reason: string): Promise<boolean> {
   return updateStatus(table, key, '#status = :failed, reason = :reason', IS_PENDING, {
     ':pending': 'pending',

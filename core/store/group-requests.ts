@@ -13,21 +13,21 @@ import type { Table } from './table.js';
  *
  * Both ways out of `pending` are conditional, so an operation the API gave up on is never run
  * (a group is never created after its request timed out), and one the connector took is
- * settled by the connector.
+ * finished by the connector.
  */
 export const groupRequests = commandRequestRecords<GroupRequest>(groupRequestKey, groupRequestSchema, 'running');
 
 /** Connector, after its claim: WhatsApp's answer, as the API gives it. */
 export function markGroupRequestDone(table: Table, accountId: string, commandId: string, result: GroupResult | SocketQueryAnswer) {
-  return groupRequests.settleClaimed(table, accountId, commandId, 'done', { answer: result });
+  return groupRequests.finishClaimed(table, accountId, commandId, 'done', { answer: result });
 }
 
 /** Connector, after its claim: WhatsApp refused (unknown group, not a member, not an admin). */
 export function markGroupRequestRefused(table: Table, accountId: string, commandId: string, refusal: GroupRefusal, reason: string) {
-  return groupRequests.settleClaimed(table, accountId, commandId, 'refused', { refusal, reason });
+  return groupRequests.finishClaimed(table, accountId, commandId, 'refused', { refusal, reason });
 }
 
 /** Connector, after its claim: it could not be done. */
 export function markGroupRequestFailed(table: Table, accountId: string, commandId: string, reason: string) {
-  return groupRequests.settleClaimed(table, accountId, commandId, 'failed', { reason });
+  return groupRequests.finishClaimed(table, accountId, commandId, 'failed', { reason });
 }

@@ -6,13 +6,13 @@ import { withoutKeys, type Table } from './table.js';
 
 /**
  * A live request: a record the API writes `pending` with a deadline, queues a command for, and
- * reads until the connector settles it (a send, a pairing-code request, a group operation):
+ * reads until the connector finishes it (a send, a pairing-code request, a group operation):
  *
- *   pending ──claim (connector, only before the deadline)──► <claimed> ──settleClaimed──► final
+ *   pending ──claim (connector, only before the deadline)──► <claimed> ──finishClaimed──► final
  *      └──failPending (API at its deadline; connector when it cannot do it)──► failed
  *
  * Both ways out of `pending` are conditional (deadline-claim.ts), so exactly one wins: a request
- * the API gave up on is never done, and one the connector took is settled by the connector.
+ * the API gave up on is never done, and one the connector took is finished by the connector.
  */
 
 export interface LiveRecord {
@@ -29,8 +29,8 @@ export interface LiveRequestKind<R extends LiveRecord, Ids extends object> {
   schema: z.ZodType<R> & { shape: object };
   /** The status of a claimed record. */
   claimed: R['status'];
-  /** The statuses settleClaimed moves on from; only `claimed` unless given. */
-  settledFrom?: readonly R['status'][];
+  /** The statuses finishClaimed moves on from; only `claimed` unless given. */
+  finishFrom?: readonly R['status'][];
   /** `claimedAt` is stamped on the claim: only when the schema has it. */
   stampClaimedAt?: boolean;
   /** How long DynamoDB keeps the record (its TTL). */
@@ -43,9 +43,9 @@ export function liveRequestRecords<R extends LiveRecord, Ids extends object>(kin
   const { key, schema, claimed } = kind;
   // The record's own fields: a sent message's `sentContent` (up to 64 KB) is read only for a retry.
   const fieldNames = Object.fromEntries(Object.keys(schema.shape).map((field) => [`#${field}`, field]));
-  const settledFrom = kind.settledFrom ?? [claimed];
-  const fromClaimed = `#status IN (${settledFrom.map((_, i) => `:from${i}`).join(', ')})`;
-  const fromValues = Object.fromEntries(settledFrom.map((status, i) => [`:from${i}`, status]));
+  const finishFrom = kind.finishFrom ?? [claimed];
+  const fromClaimed = `#status IN (${finishFrom.map((_, i) => `:from${i}`).join(', ')})`;
+  const fromValues = Object.fromEntries(finishFrom.map((status, i) => [`:from${i}`, status]));
 
   return {
     claimedStatus: claimed,
@@ -81,7 +81,7 @@ export function liveRequestRecords<R extends LiveRecord, Ids extends object>(kin
     },
 
     /** Connector, after its claim: the final `status` and the `fields` that go with it. False when not claimed. */
-    settleClaimed(
+    finishClaimed(
       table: Table,
       accountId: string,
       id: string,

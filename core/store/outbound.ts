@@ -19,7 +19,7 @@ import type { Table } from './table.js';
 
 /**
  * The live-request records (live-requests.ts), with a send's extra state: `unknown`, a claimed send
- * whose outcome was lost; still settled by sent or failed.
+ * whose outcome was lost; still finished by sent or failed.
  */
 export const outboundRecords = liveRequestRecords<Outbound, { messageId: string; commandId: string }>({
   key: outboundKey,
@@ -27,7 +27,7 @@ export const outboundRecords = liveRequestRecords<Outbound, { messageId: string;
   schema: outboundSchema,
   claimed: 'sending',
   // Claimed by a connector; `unknown` too, since the claimer may still report after all.
-  settledFrom: ['sending', 'unknown'],
+  finishFrom: ['sending', 'unknown'],
   // Only a send's schema has `claimedAt`.
   stampClaimedAt: true,
   // Outbound records are only needed while a send is in flight and shortly after.
@@ -60,7 +60,7 @@ export function claimOutbound(table: Table, accountId: string, messageId: string
 
 /**
  * pending -> failed: the API's deadline passed or its client went away, or the connector cannot
- * send it. False when it is no longer pending (claimed or settled: read it again).
+ * send it. False when it is no longer pending (claimed or finished: read it again).
  */
 export function failPendingOutbound(table: Table, accountId: string, messageId: string, reason: string): Promise<boolean> {
   return outboundRecords.failPending(table, accountId, messageId, reason);
@@ -74,7 +74,7 @@ export function failPendingOutbound(table: Table, accountId: string, messageId: 
  * (`findSentContent`).
  */
 export function markOutboundSent(table: Table, accountId: string, messageId: string, sentAt = Date.now(), content?: Uint8Array) {
-  return outboundRecords.settleClaimed(table, accountId, messageId, 'sent', { sentAt, sentContent: content });
+  return outboundRecords.finishClaimed(table, accountId, messageId, 'sent', { sentAt, sentContent: content });
 }
 
 /** The encoded message a send recorded with `markOutboundSent`, while its record lives. */
@@ -88,7 +88,7 @@ export async function findSentContent(table: Table, accountId: string, messageId
 
 /** Connector, after its claim: the network refused it; `reason` is shown to the client as `detail`. */
 export function markOutboundFailed(table: Table, accountId: string, messageId: string, reason: string) {
-  return outboundRecords.settleClaimed(table, accountId, messageId, 'failed', { reason });
+  return outboundRecords.finishClaimed(table, accountId, messageId, 'failed', { reason });
 }
 
 /**

@@ -10,13 +10,13 @@ import type { Table } from './table.js';
  *      └──failPending (API at its deadline; connector when it cannot ask)──► failed
  *
  * Both ways out of `pending` are conditional, so a request the API gave up on is never asked
- * for, and one the connector took is settled by the connector.
+ * for, and one the connector took is finished by the connector.
  */
 export const pairingCodeRequests = commandRequestRecords<PairingCodeRequest>(pairingCodeRequestKey, pairingCodeRequestSchema, 'requesting');
 
 /** Connector, after its claim: the code WhatsApp gave, and until when it can be entered. */
 export function markPairingCodeIssued(table: Table, accountId: string, commandId: string, code: string, codeExpiresAt: number) {
-  return pairingCodeRequests.settleClaimed(table, accountId, commandId, 'issued', { code, codeExpiresAt });
+  return pairingCodeRequests.finishClaimed(table, accountId, commandId, 'issued', { code, codeExpiresAt });
 }
 
 /** Connector, after its claim: no code (`already_connected`: the account is linked). */
@@ -27,5 +27,5 @@ export function markPairingCodeRefused(
   status: 'already_connected' | 'failed',
   reason: string,
 ) {
-  return pairingCodeRequests.settleClaimed(table, accountId, commandId, status, { reason });
+  return pairingCodeRequests.finishClaimed(table, accountId, commandId, status, { reason });
 }

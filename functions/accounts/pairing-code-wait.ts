@@ -13,7 +13,7 @@ const PAIRING_CODE_WAIT: LiveRequestWait<PairingCodeRequest, { commandId: string
   name: 'pairing-code request',
   notQueuedReason: 'the command could not be queued',
   notTakenReason: (config) => `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms`,
-  unsettledError: () => new OperationFailedError('the connector took the request but did not answer in time'),
+  unfinishedError: () => new OperationFailedError('the connector took the request but did not answer in time'),
 };
 
 /**

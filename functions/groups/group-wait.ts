@@ -29,7 +29,7 @@ const GROUP_WAIT: LiveRequestWait<GroupRequest, { commandId: string }> = {
   name: 'group request',
   notQueuedReason: 'the command could not be queued',
   notTakenReason: (config) => `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms; not done`,
-  unsettledError: () => new OperationFailedError('the connector took the request but did not answer in time; it may have been done'),
+  unfinishedError: () => new OperationFailedError('the connector took the request but did not answer in time; it may have been done'),
 };
 
 /**

@@ -7,7 +7,7 @@ import type { Services } from './services.js';
 /**
  * The API's side of a live request (core/store/live-requests.ts): a `pending` record with a
  * deadline, its command, then polling. At the deadline the API fails the record if no connector
- * took it (so none will); one taken in time gets SEND_SETTLE_MS more to settle it.
+ * took it (so none will); one taken in time gets SEND_SETTLE_MS more to finish it.
  */
 export interface LiveRequestWait<R extends LiveRecord, Ids extends object> {
   records: LiveRequestRecords<R, Ids>;
@@ -20,13 +20,13 @@ export interface LiveRequestWait<R extends LiveRecord, Ids extends object> {
   notTakenReason: (config: Config, clientLeft: boolean) => string;
   /** Thrown with that reason; OperationFailedError unless given. */
   notTakenError?: (reason: string) => Error;
-  /** Thrown when a connector took it but did not settle it within SEND_SETTLE_MS after the deadline. */
-  unsettledError: (config: Config) => Error;
+  /** Thrown when a connector took it but did not finish it within SEND_SETTLE_MS after the deadline. */
+  unfinishedError: (config: Config) => Error;
 }
 
 type ByCommand = { commandId: string };
 
-/** Writes the record `pending`, queues `command` for it and answers the record once settled. */
+/** Writes the record `pending`, queues `command` for it and answers the record once finished. */
 export async function askConnector<R extends LiveRecord>(
   services: Services,
   wait: LiveRequestWait<R, ByCommand>,
@@ -36,7 +36,7 @@ export async function askConnector<R extends LiveRecord>(
   const deadline = Date.now() + services.config.SEND_TIMEOUT_MS;
   await wait.records.putPending(services.table, accountId, { commandId }, deadline);
   await queueOrFail(services, wait, commandId, command);
-  return awaitSettled(services, wait, accountId, commandId, deadline);
+  return awaitFinished(services, wait, accountId, commandId, deadline);
 }
 
 /** Queues the command of the pending record `id`; when it cannot be, fails the record and throws. */
@@ -59,7 +59,7 @@ export async function queueOrFail<R extends LiveRecord, Ids extends object>(
  * the record if still pending, or, when the connector had claimed it, waits SEND_SETTLE_MS more
  * for the connector's outcome.
  */
-export async function awaitSettled<R extends LiveRecord, Ids extends object>(
+export async function awaitFinished<R extends LiveRecord, Ids extends object>(
   services: Services,
   wait: LiveRequestWait<R, Ids>,
   accountId: string,
@@ -76,10 +76,10 @@ export async function awaitSettled<R extends LiveRecord, Ids extends object>(
     throw wait.notTakenError ? wait.notTakenError(reason) : new OperationFailedError(reason);
   }
 
-  const settleUntil = Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS;
-  const settled = await pollUntilFinal(services, wait, accountId, id, settleUntil);
-  if (settled) return settled;
-  throw wait.unsettledError(config);
+  const finishUntil = Math.max(deadline, Date.now()) + config.SEND_SETTLE_MS;
+  const finished = await pollUntilFinal(services, wait, accountId, id, finishUntil);
+  if (finished) return finished;
+  throw wait.unfinishedError(config);
 }
 
 const FIRST_POLL_MS = 25;

@@ -12,7 +12,7 @@ import { isFinalStatus, type Outbound } from '../../core/schemas/outbound.js';
 import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../../core/store/idempotency.js';
 import { failPendingOutbound, findOutbound, outboundRecords, putPendingOutbound } from '../../core/store/outbound.js';
 import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
-import { awaitSettled, queueOrFail, type LiveRequestWait } from '../http/live-requests.js';
+import { awaitFinished, queueOrFail, type LiveRequestWait } from '../http/live-requests.js';
 import type { Services } from '../http/services.js';
 
 /** A send as a live request (http/live-requests.ts): what the API says when it stops waiting. */
@@ -26,7 +26,7 @@ const SEND_WAIT: LiveRequestWait<Outbound, SendIds> = {
       ? 'the client disconnected before the connector took the message; not sent'
       : `no answer from the connector within ${config.SEND_TIMEOUT_MS} ms; not sent`,
   notTakenError: (reason) => new SendTimeoutError(reason),
-  unsettledError: (config) =>
+  unfinishedError: (config) =>
     new SendOutcomeUnknownError(
       `the connector took the message but reported no outcome within ${config.SEND_SETTLE_MS} ms after the deadline; it may have been delivered`,
     ),
@@ -129,7 +129,7 @@ async function answerLikeEarlier(
   return earlier.messageId;
 }
 
-/** Resolves once the send is `sent`; throws for every other outcome (see awaitSettled). */
+/** Resolves once the send is `sent`; throws for every other outcome (see awaitFinished). */
 async function waitForOutcome(
   services: Services,
   accountId: string,
@@ -137,7 +137,7 @@ async function waitForOutcome(
   deadline: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  answerOf(await awaitSettled(services, SEND_WAIT, accountId, messageId, deadline, signal));
+  answerOf(await awaitFinished(services, SEND_WAIT, accountId, messageId, deadline, signal));
 }
 
 function answerOf(outbound: Outbound): void {

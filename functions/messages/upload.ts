@@ -108,7 +108,7 @@ export async function receiveUpload(request: Request, options: ReceiveOptions): 
         return;
       }
       fileTask = receiveFile(stream, info.filename, options, stopFile.signal);
-      // Settles the request as soon as the file fails (too large, wrong type): no need to read on.
+      // Ends the request as soon as the file fails (too large, wrong type): no need to read on.
       fileTask.catch(reject);
     });
     parser.on('filesLimit', () => reject(new ValidationError('Only one file may be sent')));

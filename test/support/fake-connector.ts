@@ -50,7 +50,7 @@ const SEND_TYPES = new Set([
 ]);
 
 /**
- * Plays the connector's part in API tests: consumes the command queue and settles each send's
+ * Plays the connector's part in API tests: consumes the command queue and finishes each send's
  * outbound record as `decide` says (default: sent). Non-send commands are only recorded.
  */
 export function startFakeConnector(stack: TestStack, decide: (command: Command) => Outcome = () => ({ outcome: 'sent' })): FakeConnector {

@@ -113,7 +113,7 @@ describe('inbound write-ahead log', () => {
 
     await inbound.pipeline.handleUpsert(accountId, { messages: [message], type: 'notify' }, liveContext(inbox));
     expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({ eventHeldByRecord: true });
-    inbox.settle(id);
+    inbox.retire(id);
     await inbox.drained();
     expect(inbox.holds(id)).toBe(false);
     // A redelivery after the record is gone: the event was enqueued, nothing goes again.
@@ -168,7 +168,7 @@ describe('inbound write-ahead log', () => {
     expect(await replay(accountId, inbox)).toEqual({ replayed: 0, failed: 0 });
     expect(await findMessage(inbound.table(), accountId, id)).toBeUndefined();
 
-    inbox.settle(id);
+    inbox.retire(id);
     await inbox.drained();
     expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
   });
@@ -237,7 +237,7 @@ describe('inbound write-ahead log', () => {
 
     await inbox.record(part(first));
     expect(counts.get('BatchWriteItemCommand')).toBe(1);
-    inbox.settle(first);
+    inbox.retire(first);
     await inbox.record(part(second));
     await inbox.drained();
     // The second record and the first one's deletion: one request, not two.
@@ -245,7 +245,7 @@ describe('inbound write-ahead log', () => {
     expect((await listInboxRecords(table, accountId)).map((r) => r.messageId)).toEqual([second]);
 
     // Alone, a deletion still leaves once its wait is over.
-    inbox.settle(second);
+    inbox.retire(second);
     await inbox.drained();
     expect(counts.get('BatchWriteItemCommand')).toBe(3);
     expect(await listInboxRecords(table, accountId)).toEqual([]);

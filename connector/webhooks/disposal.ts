@@ -13,7 +13,7 @@ const ACK_LINGER_MS = 1_000;
 const RELEASE_SECONDS = 1;
 
 /** What becomes of a received event's SQS message: deleted once handled, or made visible again. */
-export interface EventSettling {
+export interface EventDisposal {
   /** Deletes a handled event without holding its delivery's slot. */
   acknowledge(received: Received<WebhookEvent>): void;
   /** Makes events visible again at once (their circuit closed, or this worker stops). */
@@ -22,7 +22,7 @@ export interface EventSettling {
   acknowledged(): Promise<unknown>;
 }
 
-export function eventSettling(queues: Pick<Queues, 'ackWebhookEvent' | 'changeWebhookVisibilities'>, log: Logger): EventSettling {
+export function eventDisposal(queues: Pick<Queues, 'ackWebhookEvent' | 'changeWebhookVisibilities'>, log: Logger): EventDisposal {
   /** Deletes of handled events, waiting for company (stop() sends them). */
   const acks = new Set<Promise<void>>();
   return {
