@@ -102,10 +102,20 @@ function listen(server: Server, host: string): Promise<number> {
   });
 }
 
+/** Requests in flight at a stop get this long to be answered before their connections are cut. */
+const IN_FLIGHT_GRACE_MS = 2_000;
+
 function closeServer(server: Server): Promise<void> {
   return new Promise((resolveClose, reject) => {
-    // Idle keep-alive sockets from SDK clients would otherwise hold close() open.
-    server.close((error) => (error ? reject(error) : resolveClose()));
-    server.closeAllConnections();
+    // Idle keep-alive sockets from SDK clients would otherwise hold close() open. Requests in
+    // flight are answered first: cut mid-request, dynalite went on to write to the database it
+    // had just closed ("Database is closed", an uncaught error in the process that ran it).
+    const cut = setTimeout(() => server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
+    server.close((error) => {
+      clearTimeout(cut);
+      if (error) reject(error);
+      else resolveClose();
+    });
+    server.closeIdleConnections();
   });
 }
