@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { startFauxqs } from 'fauxqs';
+import { closeWhenIdle } from './request-drain.js';
 import { addMultipartAbortAndList } from './s3rver-multipart.js';
 
 /**
@@ -32,6 +33,8 @@ export interface Emulators {
 const EMULATOR_REGION = 'us-east-1';
 // s3rver accepts only this key pair; dynalite and fauxqs accept any.
 const DUMMY_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' };
+/** Requests in flight at a stop get this long to be answered before their connections are cut. */
+const IN_FLIGHT_LIMIT_MS = 10_000;
 
 export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
   const host = options.host ?? '127.0.0.1';
@@ -52,7 +55,7 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
   try {
     const dynamo = dynalite({ path: dirs.dynamodb, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
     const dynamoPort = await listen(dynamo, host);
-    stops.push(() => closeServer(dynamo));
+    stops.push(closeWhenIdle(dynamo, IN_FLIGHT_LIMIT_MS));
 
     const s3 = new S3rver({
       address: host,
@@ -99,23 +102,5 @@ function listen(server: Server, host: string): Promise<number> {
       server.off('error', reject);
       resolvePort((server.address() as AddressInfo).port);
     });
-  });
-}
-
-/** Requests in flight at a stop get this long to be answered before their connections are cut. */
-const IN_FLIGHT_GRACE_MS = 2_000;
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolveClose, reject) => {
-    // Idle keep-alive sockets from SDK clients would otherwise hold close() open. Requests in
-    // flight are answered first: cut mid-request, dynalite went on to write to the database it
-    // had just closed ("Database is closed", an uncaught error in the process that ran it).
-    const cut = setTimeout(() => server.closeAllConnections(), IN_FLIGHT_GRACE_MS);
-    server.close((error) => {
-      clearTimeout(cut);
-      if (error) reject(error);
-      else resolveClose();
-    });
-    server.closeIdleConnections();
   });
 }
