@@ -7,8 +7,9 @@ import type { Server, ServerResponse } from 'node:http';
  * connector's stop aborts its requests, but dynalite still runs the action's next read), and it
  * closes its database as soon as the last connection ends. The request's next read then failed
  * with "Database is closed", which dynalite throws from a callback: an uncaught error in the
- * process that ran the emulators (the test runner fails the whole run on it). A request counts
- * as handled when its answer is written, whether or not anyone still listens for it.
+ * process that ran the emulators (the test runner fails the whole run on it). So the server is
+ * closed only once no request is in flight; a request counts as handled when its answer is
+ * written, whether or not anyone still listens for it.
  */
 export function closeWhenIdle(server: Server, limitMs: number): () => Promise<void> {
   let inFlight = 0;
@@ -36,13 +37,16 @@ export function closeWhenIdle(server: Server, limitMs: number): () => Promise<vo
     });
 
   return async () => {
+    // First the requests in flight (one arriving meanwhile extends the wait), then the close:
+    // dynalite closes its database as soon as the server has closed, and the server closes as
+    // soon as its connections are gone, which a departed client's already are.
+    await idle();
+    onIdle = undefined;
     const closed = new Promise<void>((resolveClose, reject) => {
       server.close((error) => (error ? reject(error) : resolveClose()));
     });
-    // No new connection from here; idle keep-alive sockets would otherwise hold close() open.
-    server.closeIdleConnections();
-    await idle();
-    onIdle = undefined;
+    // In the same turn: no request can have started in between. Idle keep-alive sockets would
+    // otherwise hold close() open.
     server.closeAllConnections();
     await closed;
   };
