@@ -24,9 +24,14 @@ COPY tsconfig.json ./
 COPY core ./core
 COPY connector ./connector
 COPY functions ./functions
+COPY client ./client
+COPY dashboard ./dashboard
+COPY infra/build-dashboard.ts ./infra/
 RUN node node_modules/esbuild/bin/esbuild connector/main.ts functions/server.ts \
       --bundle --splitting --platform=node --target=node22 --format=esm --packages=external \
       --sourcemap --outbase=. --outdir=dist --out-extension:.js=.mjs
+# The console (/dashboard), prebuilt beside the server that serves it (functions/system/dashboard.ts).
+RUN node --import tsx infra/build-dashboard.ts dist/functions/dashboard
 
 # --- deps: production dependencies only, exactly as locked ---------------------------------------
 FROM ${NODE_IMAGE} AS deps

@@ -3,7 +3,9 @@ import { isBuiltin } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { BUNDLED_DASHBOARD_FOLDER } from '../functions/system/dashboard.js';
 import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES, swaggerUiPackageFolder } from '../functions/system/docs.js';
+import { writeDashboard } from './build-dashboard.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -16,6 +18,8 @@ export interface LambdaBundle {
   bytes: number;
   /** The Swagger UI files of `/docs`, beside the bundle: read on request, never loaded at start. */
   assetDir: string;
+  /** The built console of `/dashboard` (app.js, app.css), beside the bundle, read on request. */
+  dashboardDir: string;
 }
 
 const BUILTIN_SHIM = 'builtin-via-require';
@@ -61,8 +65,9 @@ const withoutZodLocales: Plugin = {
 /**
  * Bundles functions/lambda.ts into one minified ESM file, `<outdir>/index.mjs`, with every
  * dependency inside (the AWS SDK too: the runtime's copy may lag the version we test against),
- * and copies the Swagger UI files `/docs` serves into `<outdir>/swagger-ui/` (functions/system/docs.ts
- * looks for them there, beside the module).
+ * copies the Swagger UI files `/docs` serves into `<outdir>/swagger-ui/` and builds the console
+ * `/dashboard` serves into `<outdir>/dashboard/` (functions/system/docs.ts and dashboard.ts look
+ * for them there, beside the module).
  */
 export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {
   const target = resolve(outdir);
@@ -93,5 +98,7 @@ export async function buildLambdaBundle(outdir: string): Promise<LambdaBundle> {
   for (const name of [...Object.keys(SWAGGER_UI_ASSETS), ...SWAGGER_UI_LICENSE_FILES]) {
     await copyFile(join(packageFolder, name), join(assetDir, name));
   }
-  return { outdir: target, file, bytes: (await stat(file)).size, assetDir };
+  const dashboardDir = join(target, BUNDLED_DASHBOARD_FOLDER);
+  await writeDashboard(dashboardDir);
+  return { outdir: target, file, bytes: (await stat(file)).size, assetDir, dashboardDir };
 }

@@ -3,11 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import { Hono } from 'hono';
 import swaggerUiPackage from 'swagger-ui-dist/package.json' with { type: 'json' };
 import type { AppEnv } from '../http/services.js';
+import { assetCache, assetResponder } from './static-assets.js';
 
 /**
  * `GET /docs`: Swagger UI over `/openapi.json`, served entirely by this API (no CDN, so it works
@@ -45,10 +44,8 @@ function assetFolder(): string {
   return existsSync(besideThisModule) ? besideThisModule : swaggerUiPackageFolder();
 }
 
-// The file names carry no version, so the URL does: a new Swagger UI is a new URL, and the old
-// one may be cached for good.
+// The file names carry no version, so the URL does (static-assets.ts).
 const assetVersion = encodeURIComponent(swaggerUiPackage.version);
-const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
 /**
  * The page, with every URL relative so it works under an API Gateway stage path too. `/docs`
@@ -82,45 +79,15 @@ window.ui = SwaggerUIBundle({
 `;
 }
 
-const gzipped = promisify(gzip);
-
-/** True unless the client refuses gzip or does not name it (`gzip;q=0`, or no header). */
-function acceptsGzip(acceptEncoding: string | undefined): boolean {
-  return (acceptEncoding ?? '').split(',').some((entry) => {
-    const [coding, ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
-    if (coding !== 'gzip') return false;
-    const quality = parameters.find((parameter) => parameter.startsWith('q='));
-    return quality === undefined || Number(quality.slice(2)) > 0;
-  });
-}
-
 export function docsRoutes(): Hono<AppEnv> {
-  // Read (and compressed) once per process, on first request; a failure is retried next time.
-  const cache = new Map<string, Promise<Buffer>>();
-  const remembered = (key: string, produce: () => Promise<Buffer>) => {
-    let content = cache.get(key);
-    if (!content) {
-      content = produce();
-      content.catch(() => cache.delete(key));
-      cache.set(key, content);
-    }
-    return content;
-  };
-  const load = (name: AssetName) => remembered(name, () => readFile(join(assetFolder(), name)));
-  // Compressed, swagger-ui-bundle.js (1.7 MB) fits the 1 MB response limit of a load balancer in
-  // front of Lambda (docs/deploy-aws.md), and every transfer is a quarter of the size.
-  const loadGzipped = (name: AssetName) => remembered(`${name}.gz`, async () => gzipped(await load(name)));
+  const respond = assetResponder(assetCache());
 
   // Plain Hono routes, not createRoute: the page is not part of the API it documents.
   const routes = new Hono<AppEnv>();
   routes.get('/docs', (c) => c.html(docsPage(false), 200, { 'Cache-Control': 'no-cache' }));
   routes.get('/docs/', (c) => c.html(docsPage(true), 200, { 'Cache-Control': 'no-cache' }));
   for (const [name, contentType] of Object.entries(SWAGGER_UI_ASSETS) as Array<[AssetName, string]>) {
-    routes.get(`/docs/${name}`, async (c) => {
-      const headers = { 'Content-Type': contentType, 'Cache-Control': ASSET_CACHE_CONTROL, Vary: 'Accept-Encoding' };
-      if (!acceptsGzip(c.req.header('accept-encoding'))) return c.body(new Uint8Array(await load(name)), 200, headers);
-      return c.body(new Uint8Array(await loadGzipped(name)), 200, { ...headers, 'Content-Encoding': 'gzip' });
-    });
+    routes.get(`/docs/${name}`, (c) => respond(c, name, contentType, () => readFile(join(assetFolder(), name))));
   }
   return routes;
 }

@@ -5,6 +5,8 @@ import { wantsPrettyLogs } from '../../core/log-format.js';
 /** What `npm start` tells a person (or a log collector) once everything listens. */
 export interface StartupSummary {
   apiUrl: string;
+  /** The web console: accounts, linking, chats, webhooks, keys. */
+  dashboardUrl: string;
   docsUrl: string;
   dataDir: string;
   network: 'whatsapp' | 'sandbox';
@@ -21,6 +23,7 @@ export function startupSummary(input: {
 }): StartupSummary {
   return {
     apiUrl: input.apiUrl,
+    dashboardUrl: `${input.apiUrl}/dashboard/`,
     docsUrl: `${input.apiUrl}/docs`,
     dataDir: resolve(input.dataDir),
     network: input.sandboxControlUrl ? 'sandbox' : 'whatsapp',
@@ -37,6 +40,7 @@ export function summaryText(summary: StartupSummary): string {
   const lines = [
     '',
     'wa-gateway is running',
+    `  console   ${summary.dashboardUrl}   (open it in a browser)`,
     `  API       ${apiUrl}`,
     `  API docs  ${summary.docsUrl}`,
     `  data      ${summary.dataDir}`,

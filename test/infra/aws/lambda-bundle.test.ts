@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { apiLambdaHandler } from '../../../infra/aws/api.js';
 import { buildLambdaBundle, type LambdaBundle } from '../../../infra/build-lambda.js';
+import { BUNDLED_DASHBOARD_FOLDER, DASHBOARD_ASSETS } from '../../../functions/system/dashboard.js';
 import { BUNDLED_ASSET_FOLDER, SWAGGER_UI_ASSETS, SWAGGER_UI_LICENSE_FILES } from '../../../functions/system/docs.js';
 import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
@@ -27,9 +28,10 @@ beforeAll(async () => {
 afterAll(() => rmSync(workdir, { recursive: true, force: true }));
 
 describe('Lambda bundle', () => {
-  it('is one ESM file whose name and export match the function handler setting, beside the /docs assets', () => {
+  it('is one ESM file whose name and export match the function handler setting, beside the /docs and /dashboard assets', () => {
     const [file, exportName] = apiLambdaHandler.split('.');
-    expect(readdirSync(bundle.outdir).sort()).toEqual([`${file}.mjs`, BUNDLED_ASSET_FOLDER].sort());
+    expect(readdirSync(bundle.outdir).sort()).toEqual([`${file}.mjs`, BUNDLED_ASSET_FOLDER, BUNDLED_DASHBOARD_FOLDER].sort());
+    expect(readdirSync(bundle.dashboardDir).sort()).toEqual(Object.keys(DASHBOARD_ASSETS).sort());
     expect(readdirSync(bundle.assetDir).sort()).toEqual([...Object.keys(SWAGGER_UI_ASSETS), ...SWAGGER_UI_LICENSE_FILES].sort());
     expect(source).toMatch(new RegExp(`export\\s*\\{[^}]*\\bas ${exportName}\\b|export\\s*\\{[^}]*\\b${exportName}\\b`));
   });
@@ -45,6 +47,14 @@ describe('Lambda bundle', () => {
         const start = Math.floor(asset.length * at);
         expect(source, name).not.toContain(asset.slice(start, start + 200));
       }
+    }
+  });
+
+  it('leaves the console out of the JS: its script is a file beside it, read on request', () => {
+    const script = readFileSync(path.join(bundle.dashboardDir, 'app.js'), 'utf8');
+    for (const at of [0.25, 0.5, 0.75]) {
+      const start = Math.floor(script.length * at);
+      expect(source).not.toContain(script.slice(start, start + 200));
     }
   });
 
@@ -114,6 +124,23 @@ describe('Lambda handler, API Gateway v2 events, against the emulators', () => {
     expect(Buffer.byteLength(result.body ?? '')).toBeLessThan(1_000_000);
     const original = readFileSync(path.join(bundle.assetDir, 'swagger-ui-bundle.js'));
     expect(gunzipSync(Buffer.from(result.body ?? '', 'base64')).equals(original)).toBe(true);
+  });
+
+  it('GET / leads to the console, served gzipped from the files beside the bundle', async () => {
+    const root = await invokeRaw('GET', '/');
+    expect(root.status).toBe(302);
+    expect(root.headers.location).toBe('dashboard/');
+    const page = await invokeRaw('GET', '/dashboard/');
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/src="app\.js\?v=[\w-]{12}"/);
+    for (const [name, contentType] of Object.entries(DASHBOARD_ASSETS)) {
+      const result = await handler(httpApiEvent('GET', `/dashboard/${name}`, undefined, { 'accept-encoding': 'gzip' }), lambdaContext());
+      expect(result.statusCode, name).toBe(200);
+      expect(result.headers?.['content-type']).toBe(contentType);
+      expect(result.headers?.['content-encoding']).toBe('gzip');
+      const original = readFileSync(path.join(bundle.dashboardDir, name));
+      expect(gunzipSync(Buffer.from(result.body ?? '', 'base64')).equals(original), name).toBe(true);
+    }
   });
 
   it('GET /ping: 200 {ok, pong, time}', async () => {

@@ -90,6 +90,7 @@ describe('npm start -- --sandbox', () => {
     expect(first.lines.find((l) => l.msg === 'ready')).toMatchObject({
       network: 'sandbox',
       docsUrl: `${first.apiUrl}/docs`,
+      dashboardUrl: `${first.apiUrl}/dashboard/`,
       dataDir,
       auth: 'off',
     });

@@ -23,9 +23,10 @@ describe('npm start summary', () => {
     authOn: false,
   });
 
-  it('names the API, its docs, the data folder, the network and whether auth is on', () => {
+  it('names the console, the API, its docs, the data folder, the network and whether auth is on', () => {
     expect(onSandbox).toEqual({
       apiUrl: 'http://127.0.0.1:3000',
+      dashboardUrl: 'http://127.0.0.1:3000/dashboard/',
       docsUrl: 'http://127.0.0.1:3000/docs',
       dataDir: '/srv/data',
       network: 'sandbox',
@@ -34,6 +35,7 @@ describe('npm start summary', () => {
     });
     expect(startupSummary({ apiUrl: 'http://h:1', dataDir: '/d', sandboxControlUrl: undefined, authOn: true })).toEqual({
       apiUrl: 'http://h:1',
+      dashboardUrl: 'http://h:1/dashboard/',
       docsUrl: 'http://h:1/docs',
       dataDir: '/d',
       network: 'whatsapp',
@@ -44,6 +46,7 @@ describe('npm start summary', () => {
   it('prints the first commands on a terminal: create, link with sandbox:link, send, read', () => {
     const text = summaryText(onSandbox);
     expect(text).toContain('API docs  http://127.0.0.1:3000/docs');
+    expect(text).toContain('console   http://127.0.0.1:3000/dashboard/');
     expect(text).toContain('control API http://127.0.0.1:7701');
     // The helper finds the stack through DATA_DIR: named unless it is the default.
     expect(text).toContain('  DATA_DIR=/srv/data npm run sandbox:link -- alice 15550000001');

@@ -1,0 +1,2 @@
+/** Stylesheets imported for their side effect: esbuild emits them as app.css. */
+declare module '*.css';

@@ -1,0 +1,143 @@
+import { useRef, useState } from 'preact/hooks';
+import { call, problem } from '../api.js';
+import { size } from '../format.js';
+import { useSession } from '../session-context.js';
+import { gist, type Message } from './chat.js';
+import { ErrorLine } from './parts.js';
+
+type FileKind = 'image' | 'video' | 'audio' | 'document';
+
+/** Which send route a chosen file goes to, by its type (the API checks the bytes again). */
+function kindOf(file: File): FileKind {
+  if (/^image\/(jpeg|png|gif)$/.test(file.type)) return 'image';
+  if (/^video\/(mp4|webm)$/.test(file.type)) return 'video';
+  if (/^audio\//.test(file.type)) return 'audio';
+  return 'document';
+}
+
+/** Text, a file with the text as its caption, or a reply to a message. */
+export function Composer({
+  accountId,
+  chatId,
+  replyTo,
+  onCancelReply,
+  onSent,
+}: {
+  accountId: string;
+  chatId: string;
+  replyTo: Message | undefined;
+  onCancelReply: () => void;
+  onSent: () => Promise<void>;
+}) {
+  const { api } = useSession();
+  const [text, setText] = useState('');
+  const [file, setFile] = useState<File>();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const fileInput = useRef<HTMLInputElement>(null);
+  const account = { path: { accountId } };
+
+  const sendFile = async (chosen: File, caption: string) => {
+    const kind = kindOf(chosen);
+    const form = new FormData();
+    form.append('to', chatId);
+    // Audio carries no caption on WhatsApp: the text goes after it as its own message.
+    if (caption && kind !== 'audio') form.append('caption', caption);
+    form.append(kind, chosen, chosen.name);
+    // openapi-fetch sends a FormData body as it is (multipart, with its boundary).
+    const body = form as never;
+    if (kind === 'image') await call(api.POST('/accounts/{accountId}/message/send/image', { params: account, body }));
+    else if (kind === 'video') await call(api.POST('/accounts/{accountId}/message/send/video', { params: account, body }));
+    else if (kind === 'audio') await call(api.POST('/accounts/{accountId}/message/send/audio', { params: account, body }));
+    else await call(api.POST('/accounts/{accountId}/message/send/document', { params: account, body }));
+    if (caption && kind === 'audio') await sendText(caption);
+  };
+  const sendText = async (message: string) => {
+    if (replyTo)
+      await call(
+        api.POST('/accounts/{accountId}/message/reply', {
+          params: account,
+          body: { to: chatId, message, quotedMessageId: replyTo.messageId },
+        }),
+      );
+    else await call(api.POST('/accounts/{accountId}/message/send', { params: account, body: { to: chatId, message } }));
+  };
+
+  const send = async () => {
+    const message = text.trim();
+    if (!message && !file) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      if (file) await sendFile(file, message);
+      else await sendText(message);
+      setText('');
+      setFile(undefined);
+      if (fileInput.current) fileInput.current.value = '';
+      await onSent();
+    } catch (failure) {
+      setError(problem(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form
+      class="composer"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void send();
+      }}
+    >
+      {replyTo && (
+        <div class="replying small">
+          Replying to “{gist(replyTo)}”{file ? ' (a file goes without the quote)' : ''}
+          <button type="button" class="quiet" onClick={onCancelReply}>
+            Cancel reply
+          </button>
+        </div>
+      )}
+      {file && (
+        <div class="attached small">
+          {file.name} <span class="muted">{size(file.size)}</span>
+          <button
+            type="button"
+            class="quiet"
+            onClick={() => {
+              setFile(undefined);
+              if (fileInput.current) fileInput.current.value = '';
+            }}
+          >
+            Remove file
+          </button>
+        </div>
+      )}
+      <div class="composer-row">
+        <span class="file-pick">
+          <span aria-hidden="true">📎</span>
+          <input ref={fileInput} type="file" aria-label="Attach file" onChange={(event) => setFile(event.currentTarget.files?.[0])} />
+        </span>
+        <label class="message-field">
+          <span class="visually-hidden">Message</span>
+          <textarea
+            rows={1}
+            placeholder={file ? 'Caption (optional)' : 'Write a message'}
+            value={text}
+            onInput={(event) => setText(event.currentTarget.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+                event.preventDefault();
+                void send();
+              }
+            }}
+          />
+        </label>
+        <button type="submit" disabled={busy || (!text.trim() && !file)}>
+          Send
+        </button>
+      </div>
+      <ErrorLine error={error} />
+    </form>
+  );
+}
