@@ -3,10 +3,13 @@ import type { Logger } from '../../core/logger.js';
 import { hashKey, sameHash, touchApiKey, verifyAccountKey } from '../../core/store/api-keys.js';
 import { DOCS_PATHS } from '../system/docs.js';
 import type { ErrorBody } from './errors.js';
-import type { AppEnv, Services } from './services.js';
+import type { AppEnv, Caller, Services } from './services.js';
 
 /** Routes anyone may call, keys or not: liveness and the API's own description, as data and as a page. */
 const PUBLIC_PATHS = new Set(['/ping', '/openapi.json', ...DOCS_PATHS]);
+
+/** Routes every valid key reaches, an account key's included: what the caller's key reaches (`GET /me`). */
+export const ANY_KEY_PATHS: ReadonlySet<string> = new Set(['/me']);
 
 /** `lastUsedAt` is written at most this often per key, off the request's path. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -36,9 +39,11 @@ function presentedKey(c: Context<AppEnv>): string | undefined {
 
 /**
  * What an account key may reach: `/accounts/<its account>` and below, except deleting the
- * account and managing keys. The path is the raw one Hono routes on, compared segment by segment.
+ * account and managing keys, and the routes of ANY_KEY_PATHS. The path is the raw one Hono
+ * routes on, compared segment by segment.
  */
 function accountKeyAllows(method: string, path: string, accountId: string): boolean {
+  if (ANY_KEY_PATHS.has(path)) return true;
   const segments = path.split('/').slice(1);
   if (segments[0] !== 'accounts' || segments[1] !== accountId) return false;
   const below = segments.slice(2).filter((segment) => segment.length > 0);
@@ -48,7 +53,8 @@ function accountKeyAllows(method: string, path: string, accountId: string): bool
 
 /**
  * Authentication, before routing and validation (an unknown account without a key is 401, not
- * 404). Off when `API_KEY` is unset. Admin keys are compared as SHA-256 digests in constant
+ * 404). Off when `API_KEY` is unset. The caller it found is the context's `caller` (`open` when
+ * keys are off; not set on the public paths when they are on). Admin keys are compared as SHA-256 digests in constant
  * time; an account key costs one GetItem (core/store/api-keys.ts).
  */
 export function authenticate(services: Services): MiddlewareHandler<AppEnv> {
@@ -71,19 +77,25 @@ export function authenticate(services: Services): MiddlewareHandler<AppEnv> {
     );
   };
 
+  const proceed = (c: Context<AppEnv>, next: () => Promise<void>, caller: Caller) => {
+    c.set('caller', caller);
+    return next();
+  };
+
   return async function authenticateMiddleware(c, next) {
-    if (adminHashes.length === 0 || PUBLIC_PATHS.has(c.req.path)) return next();
+    if (adminHashes.length === 0) return proceed(c, next, { role: 'open' });
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
     const key = presentedKey(c);
     if (!key) return unauthorized(c);
     const digest = hashKey(key);
     // Every admin key is compared, so the time taken does not tell which one matched.
     let admin = false;
     for (const adminHash of adminHashes) admin = sameHash(digest, adminHash) || admin;
-    if (admin) return next();
+    if (admin) return proceed(c, next, { role: 'admin' });
     const accountKey = await verifyAccountKey(services.table, key);
     if (!accountKey) return unauthorized(c);
     if (!accountKeyAllows(c.req.method, c.req.path, accountKey.accountId)) return forbidden(c);
     noteUse(c, accountKey.accountId, accountKey.keyId, accountKey.lastUsedAt);
-    return next();
+    return proceed(c, next, { role: 'account', accountId: accountKey.accountId });
   };
 }

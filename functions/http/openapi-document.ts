@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { ANY_KEY_PATHS } from './auth.js';
 import { OPERATION_TAGS, OPERATIONS } from './operations.js';
 import type { AppEnv } from './services.js';
 
@@ -10,6 +11,7 @@ type Operation = {
 };
 
 const KEY_REQUIRED: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
+const FORBIDDEN_ANSWER = "An account key used outside its own account's routes (`Forbidden`)";
 const errorAnswer = (description: string) => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -17,9 +19,9 @@ const errorAnswer = (description: string) => ({
 
 /**
  * The OpenAPI document as the server behaves: every operation named and tagged (operations.ts);
- * a key required (bearer or X-Api-Key), with its 401 and 403 answers, only when API_KEY is set,
- * and open otherwise; the operations that stay public (`security: []`) as they are. Built once
- * per app from the routes' own definitions.
+ * a key required (bearer or X-Api-Key), with its 401 answer and, but on the paths any key
+ * reaches, its 403, only when API_KEY is set, and open otherwise; the operations that stay public
+ * (`security: []`) as they are. Built once per app from the routes' own definitions.
  */
 export function openApiDocument(app: OpenAPIHono<AppEnv>, keysOn: boolean): Record<string, unknown> {
   const document = app.getOpenAPI31Document({
@@ -40,7 +42,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, keysOn: boolean): Reco
       if (keysOn && !isPublic) {
         value.responses ??= {};
         value.responses['401'] ??= errorAnswer('No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`)');
-        value.responses['403'] ??= errorAnswer("An account key used outside its own account's routes (`Forbidden`)");
+        if (!ANY_KEY_PATHS.has(path)) value.responses['403'] ??= errorAnswer(FORBIDDEN_ANSWER);
       }
     }
   }

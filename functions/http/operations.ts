@@ -11,7 +11,7 @@ export const OPERATION_TAGS = [
   { name: 'groups', description: 'Groups the account is in: create, read, change, participants, invite links, leave' },
   { name: 'contacts', description: 'Whether a number is on WhatsApp, profile pictures' },
   { name: 'webhooks', description: 'Webhook registrations, their deliveries log and replay' },
-  { name: 'keys', description: 'Per-account access keys (when API_KEY is set)' },
+  { name: 'keys', description: "What the caller's key reaches; per-account access keys (when API_KEY is set)" },
 ] as const;
 
 type Tag = (typeof OPERATION_TAGS)[number]['name'];
@@ -73,6 +73,7 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'DELETE /accounts/{accountId}/webhooks/{webhookId}': { operationId: 'deleteAccountWebhook', tag: 'webhooks' },
   'POST /accounts/{accountId}/webhooks/{webhookId}/replay': { operationId: 'replayAccountWebhook', tag: 'webhooks' },
 
+  'GET /me': { operationId: 'getMe', tag: 'keys' },
   'POST /accounts/{accountId}/keys': { operationId: 'createAccessKey', tag: 'keys' },
   'GET /accounts/{accountId}/keys': { operationId: 'listAccessKeys', tag: 'keys' },
   'DELETE /accounts/{accountId}/keys/{keyId}': { operationId: 'revokeAccessKey', tag: 'keys' },

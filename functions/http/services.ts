@@ -38,5 +38,14 @@ export interface AppEnv {
     log: Logger;
     /** Set by knownAccount on the routes that use it. */
     account?: Account;
+    /** Who is calling, set by authenticate (http/auth.ts) on every route that takes a key. */
+    caller?: Caller;
   };
 }
+
+/**
+ * What the caller's key reaches: every route (`admin`, a key of `API_KEY`), one account's routes
+ * (`account`, an account key, with its `accountId`), or every route with no key at all (`open`,
+ * when `API_KEY` is unset).
+ */
+export type Caller = { role: 'admin' } | { role: 'account'; accountId: string } | { role: 'open' };

@@ -109,6 +109,7 @@ describe('the app', () => {
         '/accounts/{accountId}/webhooks/{webhookId}/replay',
         '/webhooks/{webhookId}',
         '/webhooks/{webhookId}/replay',
+        '/me',
       ].sort(),
     );
   });
