@@ -48,12 +48,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.route('/', groupRoutes(services));
 
   // Every route but the public ones (functions/http/auth.ts) takes a key when API_KEY is set;
-  // the document says so only then.
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-Api-Key' });
+  // the document says so, and names the two ways to send one, only then.
+  const keysOn = adminKeysOf(services.config.API_KEY).length > 0;
+  if (keysOn) {
+    app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+    app.openAPIRegistry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'X-Api-Key' });
+  }
 
   // Built on first request, once every route is registered (http/openapi-document.ts).
   let document: Record<string, unknown> | undefined;
-  app.get('/openapi.json', (c) => c.json((document ??= openApiDocument(app, adminKeysOf(services.config.API_KEY).length > 0))));
+  app.get('/openapi.json', (c) => c.json((document ??= openApiDocument(app, keysOn))));
   return app;
 }

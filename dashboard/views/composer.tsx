@@ -1,4 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
+import { formDataOf } from '../../client/index.js';
 import { call, problem } from '../api.js';
 import { size } from '../format.js';
 import { useSession } from '../session-context.js';
@@ -39,17 +40,19 @@ export function Composer({
 
   const sendFile = async (chosen: File, caption: string) => {
     const kind = kindOf(chosen);
-    const form = new FormData();
-    form.append('to', chatId);
     // Audio carries no caption on WhatsApp: the text goes after it as its own message.
-    if (caption && kind !== 'audio') form.append('caption', caption);
-    form.append(kind, chosen, chosen.name);
-    // openapi-fetch sends a FormData body as it is (multipart, with its boundary).
-    const body = form as never;
-    if (kind === 'image') await call(api.POST('/accounts/{accountId}/message/send/image', { params: account, body }));
-    else if (kind === 'video') await call(api.POST('/accounts/{accountId}/message/send/video', { params: account, body }));
-    else if (kind === 'audio') await call(api.POST('/accounts/{accountId}/message/send/audio', { params: account, body }));
-    else await call(api.POST('/accounts/{accountId}/message/send/document', { params: account, body }));
+    const captioned = caption && kind !== 'audio' ? { caption } : {};
+    const multipart = { params: account, bodySerializer: formDataOf };
+    if (kind === 'image')
+      await call(api.POST('/accounts/{accountId}/message/send/image', { ...multipart, body: { to: chatId, image: chosen, ...captioned } }));
+    else if (kind === 'video')
+      await call(api.POST('/accounts/{accountId}/message/send/video', { ...multipart, body: { to: chatId, video: chosen, ...captioned } }));
+    else if (kind === 'audio')
+      await call(api.POST('/accounts/{accountId}/message/send/audio', { ...multipart, body: { to: chatId, audio: chosen } }));
+    else
+      await call(
+        api.POST('/accounts/{accountId}/message/send/document', { ...multipart, body: { to: chatId, document: chosen, ...captioned } }),
+      );
     if (caption && kind === 'audio') await sendText(caption);
   };
   const sendText = async (message: string) => {

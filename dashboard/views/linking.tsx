@@ -34,14 +34,14 @@ function QrCode({ accountId, hasQr, status }: { accountId: string; hasQr: boolea
       if (!hasQr) return;
       const current = await call(api.GET('/accounts/{accountId}/qr', { params: { path: { accountId } } }));
       // Asked without a format the API answers JSON (the type also lists the image forms).
-      if (typeof current === 'string' || current.qr === shown.current) return;
+      if (typeof current !== 'object' || !('qr' in current) || current.qr === shown.current) return;
       const png = await call(
         api.GET('/accounts/{accountId}/qr', { params: { path: { accountId }, query: { format: 'png' } }, parseAs: 'blob' }),
       );
       shown.current = current.qr;
       setImage((previous) => {
         if (previous) URL.revokeObjectURL(previous.url);
-        return { url: URL.createObjectURL(png as unknown as Blob), expiresAt: current.expiresAt };
+        return { url: URL.createObjectURL(png as Blob), expiresAt: current.expiresAt };
       });
     },
     2_000,

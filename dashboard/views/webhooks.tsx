@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { components } from '../../client/index.js';
 import { call, problem } from '../api.js';
 import { when } from '../format.js';
 import { usePolling } from '../polling.js';
@@ -7,8 +8,10 @@ import { Empty, ErrorLine } from './parts.js';
 
 type Webhook = { webhookId: string; url: string; events: string[]; accountId?: string; createdAt: string };
 
+type EventName = NonNullable<components['schemas']['WebhookRegistrationRequest']['events']>[number];
+
 /** The events a webhook can ask for; `*` is every one, later ones included. */
-const EVENT_NAMES = [
+const EVENT_NAMES: EventName[] = [
   'message',
   'message.status',
   'message.reaction',
@@ -102,10 +105,10 @@ function AddWebhook({ accountId, onAdded }: { accountId: string | undefined; onA
   const { api } = useSession();
   const [url, setUrl] = useState('');
   const [secret, setSecret] = useState('');
-  const [events, setEvents] = useState<string[]>(['message']);
+  const [events, setEvents] = useState<EventName[]>(['message']);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const toggle = (name: string, on: boolean) =>
+  const toggle = (name: EventName, on: boolean) =>
     setEvents((current) => (on ? [...current.filter((event) => event !== name), name] : current.filter((event) => event !== name)));
   return (
     <form
@@ -119,9 +122,9 @@ function AddWebhook({ accountId, onAdded }: { accountId: string | undefined; onA
         setBusy(true);
         setError(undefined);
         try {
-          const body = { url: url.trim(), events: events.includes('*') ? ['*'] : events, ...(secret ? { secret } : {}) };
-          if (accountId) await call(api.POST('/accounts/{accountId}/webhooks', { params: { path: { accountId } }, body: body as never }));
-          else await call(api.POST('/webhooks', { body: body as never }));
+          const body = { url: url.trim(), events: events.includes('*') ? (['*'] as EventName[]) : events, ...(secret ? { secret } : {}) };
+          if (accountId) await call(api.POST('/accounts/{accountId}/webhooks', { params: { path: { accountId } }, body }));
+          else await call(api.POST('/webhooks', { body }));
           setUrl('');
           setSecret('');
           await onAdded();

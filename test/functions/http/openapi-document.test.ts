@@ -1,9 +1,6 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createClients } from '../../../core/aws.js';
-import { loadConfig } from '../../../core/config.js';
-import { createApp } from '../../../functions/app.js';
 import { OPERATION_TAGS } from '../../../functions/http/operations.js';
+import { servedDocument } from '../../../infra/openapi/served-document.js';
 
 type Operation = { operationId?: string; tags?: string[]; security?: unknown[]; responses?: Record<string, unknown> };
 type Document = {
@@ -11,14 +8,11 @@ type Document = {
   security?: unknown[];
   tags?: { name: string }[];
   servers?: { url: string }[];
+  components?: { securitySchemes?: Record<string, unknown> };
 };
 
 /** The document as a client generator reads it (no AWS request is made for it). */
-async function documentOf(env: Record<string, string>): Promise<Document> {
-  const config = loadConfig(env);
-  const app = createApp({ config, clients: createClients(config), logger: pino({ level: 'silent' }) });
-  return (await (await app.request('/openapi.json')).json()) as Document;
-}
+const documentOf = async (env: Record<string, string>) => JSON.parse(await servedDocument(env)) as Document;
 
 const operationsOf = (document: Document) =>
   Object.entries(document.paths).flatMap(([path, methods]) =>
@@ -42,9 +36,10 @@ describe('the OpenAPI document a client can be generated from', () => {
     expect(document.servers).toEqual([{ url: '/', description: 'this server' }]);
   });
 
-  it('without API_KEY the API is open, and the document says so', async () => {
+  it('without API_KEY the API is open, and the document says so (no security scheme)', async () => {
     const document = await documentOf({});
     expect(document.security).toEqual([]);
+    expect(document.components?.securitySchemes).toBeUndefined();
     expect(operationsOf(document).filter(({ op }) => op.responses?.['401'])).toEqual([]);
   });
 
