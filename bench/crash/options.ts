@@ -130,7 +130,7 @@ export function describeOptions(options: CrashOptions): string {
     `runs ${options.runs}; scenarios ${options.scenarios.join(', ')}`,
     `inbound: ${inbound.messages} messages${inbound.rate ? ` at ${inbound.rate}/s` : ' in one burst'}, SIGKILL after ${inbound.killAfter} posted, settle: ${inbound.quietSeconds} s quiet (cap ${inbound.capSeconds} s)`,
     `sends: ${sends.count} parallel, SIGKILL after ${sends.killAfter} answered, wait ${sends.waitSeconds} s after the restart`,
-    `outage: receiver ${outage.mode === 'refused' ? 'refusing connections' : 'answering 503'} for ${outage.seconds} s, ${outage.messages} messages during it, wait cap ${outage.capSeconds} s after recovery`,
+    `outage: receiver ${outage.mode === 'refused' ? 'resetting every connection' : 'answering 503'} for ${outage.seconds} s, ${outage.messages} messages during it, wait cap ${outage.capSeconds} s after recovery`,
     `stop: SIGTERM with 0 and ${stop.accounts} connected accounts (cap ${stop.capSeconds} s, then SIGKILL)`,
   ].join('\n');
 }

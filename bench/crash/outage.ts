@@ -73,7 +73,7 @@ export async function runOutage(stage: Stage, run: number): Promise<OutageRun> {
 const seconds = (value: number | undefined) => (value === undefined ? '-' : `${value.toFixed(1)} s`);
 
 export function printOutage(runs: OutageRun[], options: Stage['options']['outage']): void {
-  const how = options.mode === 'refused' ? 'refusing connections' : 'answering 503';
+  const how = options.mode === 'refused' ? 'resetting every connection' : 'answering 503';
   console.log(`\n== 3. webhook outage: receiver ${how} for ${options.seconds} s, then up ==`);
   runs.forEach((r, i) => {
     console.log(

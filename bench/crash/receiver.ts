@@ -1,11 +1,11 @@
 /**
- * The webhook receiver of the crash bench, on 127.0.0.1: records every inbound-message POST it
- * accepts (2xx), and can go down for an outage, either refusing connections (the port is
- * closed) or answering 503, then come back on the same URL.
+ * The webhook receiver of the crash and scale benches: the suites' receiver
+ * (test/support/webhook-receiver.ts) keeping, besides every POST, the inbound-message POSTs it
+ * accepted (2xx) with the time it answered them. For an outage it goes down, either resetting
+ * every connection (a crashed receiver) or answering 503, then comes back on the same URL.
  */
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { type ReceivedPost, startWebhookReceiver } from '../../test/support/webhook-receiver.js';
 
 export interface Delivery {
   /** X-Webhook-Id when sent (stable per event), else `<accountId>:<messageId>`. */
@@ -22,7 +22,7 @@ export interface CrashReceiver {
   /** Inbound-message POSTs answered 200, in arrival order (duplicates included). */
   deliveries: Delivery[];
   /** POSTs answered 503 during an outage. */
-  rejectedPosts: number;
+  readonly rejectedPosts: number;
   goDown(mode: OutageMode): Promise<void>;
   comeUp(): Promise<void>;
   stop(): Promise<void>;
@@ -36,82 +36,51 @@ const messageEvent = z.object({
 });
 
 /** What the gateway posts for an inbound message (other events and own messages are ignored). */
-function inboundMessageOf(req: IncomingMessage, text: string): Omit<Delivery, 'at'> | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = messageEvent.safeParse(json);
+function inboundMessageOf(post: ReceivedPost): Omit<Delivery, 'at'> | undefined {
+  const parsed = messageEvent.safeParse(post.body);
   if (!parsed.success) return undefined;
   const { messageId, accountId, fromMe, event } = parsed.data;
   if (fromMe === true || (event !== undefined && event !== 'message')) return undefined;
-  const header = req.headers['x-webhook-id'];
+  const header = post.headers['x-webhook-id'];
   return { key: typeof header === 'string' ? header : `${accountId}:${messageId}`, messageId };
 }
 
 export async function startCrashReceiver(): Promise<CrashReceiver> {
   let answer503 = false;
-  const receiver: CrashReceiver = {
-    url: '',
-    deliveries: [],
-    rejectedPosts: 0,
-    goDown: async () => undefined,
-    comeUp: async () => undefined,
-    stop: async () => undefined,
-  };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (answer503) {
-        receiver.rejectedPosts++;
-        res.writeHead(503, { 'content-type': 'application/json' }).end('{"ok":false}');
-        return;
-      }
-      const message = inboundMessageOf(req, Buffer.concat(chunks).toString('utf8'));
-      if (message) receiver.deliveries.push({ ...message, at: performance.now() });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
+  let rejectedPosts = 0;
+  let down = false;
+  const deliveries: Delivery[] = [];
+  const receiver = await startWebhookReceiver((post) => {
+    if (answer503) {
+      rejectedPosts++;
+      return 503;
+    }
+    const message = inboundMessageOf(post);
+    if (message) deliveries.push({ ...message, at: performance.now() });
+    return 200;
   });
-  const listen = (port: number) =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-
-  await listen(0);
-  const { port } = server.address() as AddressInfo;
-  receiver.url = `http://127.0.0.1:${port}/hook`;
-  let closed = false;
-  receiver.goDown = async (mode) => {
-    if (mode === '503') answer503 = true;
-    else {
-      closed = true;
-      await close();
-    }
+  return {
+    url: receiver.url,
+    deliveries,
+    get rejectedPosts() {
+      return rejectedPosts;
+    },
+    async goDown(mode) {
+      if (mode === '503') answer503 = true;
+      else {
+        down = true;
+        await receiver.down();
+      }
+    },
+    async comeUp() {
+      answer503 = false;
+      if (down) {
+        await receiver.up();
+        down = false;
+      }
+    },
+    stop: () => receiver.close(),
   };
-  receiver.comeUp = async () => {
-    answer503 = false;
-    if (closed) {
-      await listen(port);
-      closed = false;
-    }
-  };
-  receiver.stop = async () => {
-    if (!closed) await close();
-    closed = true;
-  };
-  return receiver;
 }
 
 /** Distinct message ids accepted, and accepted POSTs beyond the first per event key. */
