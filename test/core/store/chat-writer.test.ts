@@ -1,11 +1,11 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { chatWriterOf } from '../../core/store/chat-writer.js';
-import { findChat, updateChat } from '../../core/store/chats.js';
-import { findMessageRecord } from '../../core/store/messages.js';
-import { tableOf } from '../../core/store/table.js';
-import type { Message } from '../../core/schemas/message.js';
-import { countedTable } from '../support/counted-table.js';
-import { useTestStack } from '../support/test-stack.js';
+import { chatWriterOf } from '../../../core/store/chat-writer.js';
+import { findChat, updateChat } from '../../../core/store/chats.js';
+import { findMessageRecord } from '../../../core/store/messages.js';
+import { tableOf } from '../../../core/store/table.js';
+import type { Message } from '../../../core/schemas/message.js';
+import { countedTable } from '../../support/counted-table.js';
+import { useTestStack } from '../../support/test-stack.js';
 
 const stack = useTestStack();
 

@@ -1,9 +1,9 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { readSignalKeys, writeSignalKeysOfCollections } from '../../core/store/auth-state.js';
-import { batchGet } from '../../core/store/batch.js';
-import { tableWrites, writeInSharedRequests } from '../../core/store/table-writes.js';
-import { countedTable } from '../support/counted-table.js';
-import { useTestStack } from '../support/test-stack.js';
+import { readSignalKeys, writeSignalKeysOfCollections } from '../../../core/store/auth-state.js';
+import { batchGet } from '../../../core/store/batch.js';
+import { tableWrites, writeInSharedRequests } from '../../../core/store/table-writes.js';
+import { countedTable } from '../../support/counted-table.js';
+import { useTestStack } from '../../support/test-stack.js';
 
 const stack = useTestStack();
 

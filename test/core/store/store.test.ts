@@ -1,15 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { AlreadyExistsError, NotFoundError } from '../../core/errors.js';
-import { accountKey } from '../../core/keys.js';
-import { getBuffer, listKeys, mediaStoreOf, putStream, type MediaStore } from '../../core/media-store.js';
-import { createAccount, getAccount, listAccounts, updateAccountStatus } from '../../core/store/accounts.js';
-import { deleteAccountData } from '../../core/store/account-deletion.js';
-import { clearAuthState, readCreds, readSignalKeys, writeCreds, writeSignalKeys } from '../../core/store/auth-state.js';
-import { applyChatChange, findChat, listChats, updateChat } from '../../core/store/chats.js';
-import { findMedia, putMedia } from '../../core/store/media.js';
-import { addReaction, findMessage, listMessages, markMessageRevoked, putMessage, putMessageIfAbsent } from '../../core/store/messages.js';
-import { claimIdempotencyKey, findIdempotencyRecord } from '../../core/store/idempotency.js';
+import { AlreadyExistsError, NotFoundError } from '../../../core/errors.js';
+import { accountKey } from '../../../core/keys.js';
+import { getBuffer, listKeys, mediaStoreOf, putStream, type MediaStore } from '../../../core/media-store.js';
+import { createAccount, getAccount, listAccounts, updateAccountStatus } from '../../../core/store/accounts.js';
+import { deleteAccountData } from '../../../core/store/account-deletion.js';
+import { clearAuthState, readCreds, readSignalKeys, writeCreds, writeSignalKeys } from '../../../core/store/auth-state.js';
+import { applyChatChange, findChat, listChats, updateChat } from '../../../core/store/chats.js';
+import { findMedia, putMedia } from '../../../core/store/media.js';
+import {
+  addReaction,
+  findMessage,
+  listMessages,
+  markMessageRevoked,
+  putMessage,
+  putMessageIfAbsent,
+} from '../../../core/store/messages.js';
+import { claimIdempotencyKey, findIdempotencyRecord } from '../../../core/store/idempotency.js';
 import {
   claimOutbound,
   failPendingOutbound,
@@ -18,11 +25,11 @@ import {
   markOutboundSent,
   markOutboundUnknown,
   putPendingOutbound,
-} from '../../core/store/outbound.js';
-import { tableOf, type Table } from '../../core/store/table.js';
-import { listWebhooks, registerWebhook } from '../../core/store/webhooks.js';
-import type { Message } from '../../core/schemas/message.js';
-import { startTestStack, type TestStack } from '../support/test-stack.js';
+} from '../../../core/store/outbound.js';
+import { tableOf, type Table } from '../../../core/store/table.js';
+import { listWebhooks, registerWebhook } from '../../../core/store/webhooks.js';
+import type { Message } from '../../../core/schemas/message.js';
+import { startTestStack, type TestStack } from '../../support/test-stack.js';
 
 let stack: TestStack;
 let table: Table;

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../core/errors.js';
-import { CLAIMS_BACKFILLED_KEY } from '../../core/keys.js';
-import { mediaStoreOf, type MediaStore } from '../../core/media-store.js';
-import { deleteAccountData } from '../../core/store/account-deletion.js';
-import { createAccount, holdsItsCollection } from '../../core/store/accounts.js';
-import { readCreds, writeCreds } from '../../core/store/auth-state.js';
-import { claimCollection, collectionHolder, releaseCollection } from '../../core/store/collection-claims.js';
-import { putLegacyAccount } from '../support/legacy-account.js';
-import { useTestStack } from '../support/test-stack.js';
+import { ConflictError } from '../../../core/errors.js';
+import { CLAIMS_BACKFILLED_KEY } from '../../../core/keys.js';
+import { mediaStoreOf, type MediaStore } from '../../../core/media-store.js';
+import { deleteAccountData } from '../../../core/store/account-deletion.js';
+import { createAccount, holdsItsCollection } from '../../../core/store/accounts.js';
+import { readCreds, writeCreds } from '../../../core/store/auth-state.js';
+import { claimCollection, collectionHolder, releaseCollection } from '../../../core/store/collection-claims.js';
+import { putLegacyAccount } from '../../support/legacy-account.js';
+import { useTestStack } from '../../support/test-stack.js';
 
 const t = useTestStack();
 let counter = 0;
