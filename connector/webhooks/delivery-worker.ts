@@ -46,7 +46,6 @@ import { probe } from './probe.js';
 import { postWebhook, urlForLogs, type PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
 import { eventDisposal } from './disposal.js';
-import { webhookSignature } from './signature.js';
 
 export interface WebhookDeliveryDeps {
   config: Config;
@@ -117,11 +116,10 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
 
   /** Never throws: an admitted POST always reaches `circuits.record`, or a probe would stay out forever. */
   function post(registration: WebhookRegistration, event: WebhookEvent, rawBody: string, attempt: number): Promise<PostOutcome> {
-    const signature = registration.secret === undefined ? undefined : webhookSignature(registration.secret, rawBody);
     return postWebhook(
       registration.url,
       rawBody,
-      { eventId: event.eventId, event: event.event, attempt, signature },
+      { eventId: event.eventId, event: event.event, attempt, secret: registration.secret },
       config.WEBHOOK_TIMEOUT_MS,
       { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
     );

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { TargetPolicy } from '../../core/net/address-policy.js';
 import { FORBIDDEN_TARGET_MESSAGE, ForbiddenTargetError, checkTargetUrl, guardedLookup } from '../../core/net/webhook-target.js';
+import { signatureHeaders } from './signature.js';
 
 const WEBHOOK_USER_AGENT = 'wa-gateway-webhooks/1.0';
 
@@ -25,7 +26,8 @@ const forbidden = (detail: string): PostOutcome => ({ ok: false, reason: `${FORB
 
 /**
  * POSTs one event to one URL: `rawBody` is the JSON text sent as is (a signature covers exactly
- * these bytes), `signature` the X-Webhook-Signature value when the webhook has a secret. Success is a 2xx answer within `timeoutMs`; anything else
+ * these bytes), signed with the webhook's `secret` when it has one (signature.ts: ours and
+ * Standard Webhooks', timed at this attempt). Success is a 2xx answer within `timeoutMs`; anything else
  * (network error, timeout, redirect, 4xx, 5xx) is a failure the caller retries, except a
  * target the address policy refuses (checked on the URL, then on every address the host
  * resolves to, at connect time): that fails permanently with no request made. Redirects are
@@ -34,7 +36,7 @@ const forbidden = (detail: string): PostOutcome => ({ ok: false, reason: `${FORB
 export async function postWebhook(
   url: string,
   rawBody: string,
-  headers: { eventId: string; event: string; attempt: number; signature?: string | undefined },
+  headers: { eventId: string; event: string; attempt: number; secret?: string | undefined },
   timeoutMs: number,
   policy: TargetPolicy = { allowPrivate: false },
 ): Promise<PostOutcome> {
@@ -58,7 +60,7 @@ export async function postWebhook(
         'X-Webhook-Id': headers.eventId,
         'X-Webhook-Event': headers.event,
         'X-Webhook-Attempt': String(headers.attempt),
-        ...(headers.signature === undefined ? {} : { 'X-Webhook-Signature': headers.signature }),
+        ...signatureHeaders(headers.eventId, rawBody, headers.secret),
       },
       body: rawBody,
       signal: AbortSignal.timeout(timeoutMs),

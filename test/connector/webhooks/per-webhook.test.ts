@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookKey } from '../../../core/keys.js';
 import { resolveQueueUrl } from '../../../core/queues.js';
@@ -164,6 +165,30 @@ describe('webhook delivery per registration', { timeout: 90_000 }, () => {
         expect([s!.headers['x-webhook-id'], p!.headers['x-webhook-id']]).toEqual([event.eventId, event.eventId]);
         expect([s!.headers['x-webhook-attempt'], p!.headers['x-webhook-attempt']]).toEqual(['1', '1']);
         expect(s!.headers['x-webhook-event']).toBe('message');
+      } finally {
+        await run.stop();
+      }
+    });
+  });
+
+  it('Standard Webhooks: a failed attempt retried keeps its webhook-id; every attempt is signed anew and verifies with the standardwebhooks library', async () => {
+    const run = await newRun();
+    const secret = `whsec_${Buffer.from('a key of the standard form, 32 bytes').toString('base64')}`;
+    await withReceivers(1, async ([flaky]) => {
+      try {
+        flaky!.setAnswer((_post, countForId) => (countForId === 1 ? 500 : 200));
+        await run.register(flaky!, { secret });
+        run.start();
+        const event = await run.send();
+        await flaky!.waitFor((posts) => posts.length === 2);
+        for (const post of flaky!.posts) {
+          const headers = Object.fromEntries(Object.entries(post.headers).map(([name, value]) => [name, String(value)]));
+          expect(headers['webhook-id']).toBe(event.eventId);
+          expect(headers['webhook-id']).toBe(headers['x-webhook-id']);
+          expect(new Webhook(secret).verify(post.raw, headers)).toEqual(webhookBody(event));
+          expect(signatureValid(post, secret)).toBe(true);
+        }
+        expect(flaky!.posts.map((post) => post.headers['x-webhook-attempt'])).toEqual(['1', '2']);
       } finally {
         await run.stop();
       }

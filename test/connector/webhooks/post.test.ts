@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { postWebhook } from '../../../connector/webhooks/post.js';
 
 const allowLoopback = { allowPrivate: true };
@@ -35,8 +37,37 @@ describe('postWebhook', () => {
   beforeAll(() => new Promise<void>((resolve) => target.server.listen(0, '127.0.0.1', resolve)));
   afterAll(() => new Promise<void>((resolve) => target.server.close(() => resolve())));
 
+  it('signs with both conventions: a Standard Webhooks library verifies a whsec_ secret as it is and a plain one as whsec_ + its base64; ours is kept', async () => {
+    const body = '{"event":"message","text":"héllo"}';
+    const plain = 'a-plain-secret-of-some-length';
+    const standard = `whsec_${Buffer.from('sixteen-or-more-random-bytes').toString('base64')}`;
+    for (const [secret, verifierKey] of [
+      [plain, `whsec_${Buffer.from(plain, 'utf8').toString('base64')}`],
+      [standard, standard],
+    ] as const) {
+      const from = target.seen.length;
+      const answer = await postWebhook(
+        target.url('/signed'),
+        body,
+        { eventId: 'acct:S1', event: 'message', attempt: 1, secret },
+        2_000,
+        allowLoopback,
+      );
+      expect(answer).toEqual({ ok: true, status: 200 });
+      const seen = target.seen[from]!;
+      const received = Object.fromEntries(Object.entries(seen.headers).map(([name, value]) => [name, String(value)]));
+      expect(received['webhook-id']).toBe('acct:S1');
+      // Throws on a wrong signature or an old timestamp.
+      expect(new Webhook(verifierKey).verify(seen.body, received)).toEqual(JSON.parse(body));
+      expect(() => new Webhook(verifierKey).verify(`${seen.body} `, received)).toThrow();
+      const t = received['webhook-timestamp'];
+      const ours = createHmac('sha256', secret).update(`${t}.${seen.body}`).digest('hex');
+      expect(received['x-webhook-signature']).toBe(`t=${t},v1=${ours}`);
+    }
+  });
+
   it('POSTs the raw body with the webhook headers, and a 2xx is a success (the connection is reused)', async () => {
-    const headers = { eventId: 'acct:M1', event: 'message', attempt: 2, signature: 't=1,v1=ab' };
+    const headers = { eventId: 'acct:M1', event: 'message', attempt: 2 };
     expect(await postWebhook(target.url('/hook'), '{"a":1}', headers, 2_000, allowLoopback)).toEqual({ ok: true, status: 200 });
     for (const n of [2, 3, 4])
       expect(await postWebhook(target.url('/hook'), `{"a":${n}}`, headers, 2_000, allowLoopback)).toEqual({ ok: true, status: 200 });
@@ -50,9 +81,13 @@ describe('postWebhook', () => {
         'x-webhook-id': 'acct:M1',
         'x-webhook-event': 'message',
         'x-webhook-attempt': '2',
-        'x-webhook-signature': 't=1,v1=ab',
+        // Standard Webhooks' id and time go out with or without a secret; no signature without one.
+        'webhook-id': 'acct:M1',
+        'webhook-timestamp': expect.stringMatching(/^\d{10}$/),
       },
     });
+    expect(first?.headers['webhook-signature']).toBeUndefined();
+    expect(first?.headers['x-webhook-signature']).toBeUndefined();
     expect(second?.body).toBe('{"a":2}');
     // Kept-alive connections: four POSTs one after the other do not open four.
     expect(new Set(posts.map((p) => p.clientPort)).size).toBeLessThan(4);
