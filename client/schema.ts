@@ -3895,7 +3895,11 @@ export interface operations {
               status: 'pending' | 'failed' | 'delivered';
               attempts: number;
               lastError?: string;
-              lastAttemptAt: string;
+              /**
+               * @description Unix ms
+               * @example 1767261600000
+               */
+              lastAttemptAt: number;
             }[];
           };
         };

@@ -139,7 +139,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       status,
       attempts,
       ...(lastError === undefined ? {} : { lastError }),
-      lastAttemptAt: new Date().toISOString(),
+      lastAttemptAt: Date.now(),
     };
     return deliveryLog.record(pairOf(event, webhookId), delivery, { inNoHurry });
   }

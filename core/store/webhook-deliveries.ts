@@ -41,9 +41,10 @@ const deliverySchema = z.object({
   status: deliveryStatusSchema,
   attempts: z.number().int(),
   lastError: z.string().optional(),
-  lastAttemptAt: z.string(),
+  /** Unix ms. Entries written before it was a number held an ISO string (kept 7 days): read as ms. */
+  lastAttemptAt: z.union([z.number(), z.string()]).transform((at) => (typeof at === 'number' ? at : Date.parse(at))),
 });
-export type Delivery = z.infer<typeof deliverySchema>;
+export type Delivery = z.output<typeof deliverySchema>;
 
 /** What locates a pair's entry: the webhook, the event's id and its first queueing time. */
 export interface DeliveryPair {

@@ -30,7 +30,7 @@ const deliveryView = z.object({
   status: z.enum(STATUSES),
   attempts: z.number().int(),
   lastError: z.string().optional(),
-  lastAttemptAt: z.string(),
+  lastAttemptAt: z.number().int().openapi({ description: 'Unix ms', example: 1767261600000 }),
 });
 
 const deliveries = createRoute({
