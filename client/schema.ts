@@ -29,7 +29,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** All accounts */
+    /**
+     * All accounts, or a page of them
+     * @description Without `limit` or `cursor`: every account, oldest first. With either: at most `limit` (default 100) and `nextCursor` while more remain.
+     */
     get: operations['listAccounts'];
     put?: never;
     /** Create an account and start its connection (QR in the server log) */
@@ -1006,7 +1009,12 @@ export interface operations {
   };
   listAccounts: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description A page of at most this many (1 to 500) */
+        limit?: number;
+        /** @description The previous page's `nextCursor` */
+        cursor?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -1023,7 +1031,18 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             accounts: components['schemas']['Account'][];
+            /** @description Present when a page was asked for and more accounts remain */
+            nextCursor?: string;
           };
+        };
+      };
+      /** @description limit out of range, or a cursor no page gave out */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */

@@ -3,7 +3,7 @@ import { AlreadyExistsError, ConflictError, NotFoundError, isConditionalCheckFai
 import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
 import { accountSchema, accountViewSchema, type Account, type AccountStatusChange, type AccountView } from '../schemas/account.js';
 import { backfillCollectionClaims, claimCollection, collectionHolder } from './collection-claims.js';
-import { ALL, queryGsi1 } from './paging.js';
+import { ALL, gsi1CursorPage, queryGsi1 } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
 
 export interface NewAccount {
@@ -94,6 +94,16 @@ export async function listAccounts(table: Table): Promise<Account[]> {
 export async function listAccountViews(table: Table): Promise<AccountView[]> {
   const items = await queryGsi1(table, ACCOUNTS_GSI1PK, ALL, 'oldest_first');
   return items.map((item) => accountViewSchema.parse(item));
+}
+
+/** One page of the accounts as the API lists them, oldest first, and the cursor of the next. */
+export async function listAccountViewsPage(
+  table: Table,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<{ accounts: AccountView[]; nextCursor?: string }> {
+  const { items, nextCursor } = await gsi1CursorPage(table, ACCOUNTS_GSI1PK, page, 'oldest_first');
+  const accounts = items.map((item) => accountViewSchema.parse(item));
+  return nextCursor === undefined ? { accounts } : { accounts, nextCursor };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from '../errors.js';
 import { GSI1 } from '../keys.js';
 import type { Table } from './table.js';
 
@@ -32,6 +33,60 @@ export async function queryGsi1(
     wanted,
   );
   return items.slice(page.skip, wanted);
+}
+
+/**
+ * One page of a `gsi1` partition after `cursor` (absent: from the start): at most `limit` items,
+ * and the cursor of the next page when there may be one. A cursor is the Query's last key as
+ * opaque text (base64url JSON); one that is not such a key of this partition is refused.
+ */
+export async function gsi1CursorPage(
+  table: Table,
+  gsi1pk: string,
+  page: { limit: number; cursor?: string | undefined },
+  order: 'newest_first' | 'oldest_first',
+): Promise<{ items: Record<string, unknown>[]; nextCursor?: string }> {
+  const items: Record<string, unknown>[] = [];
+  let startKey = page.cursor === undefined ? undefined : decodeCursor(page.cursor, gsi1pk);
+  do {
+    const result = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        IndexName: GSI1,
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': gsi1pk },
+        ScanIndexForward: order === 'oldest_first',
+        Limit: page.limit - items.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && items.length < page.limit);
+  return startKey ? { items, nextCursor: Buffer.from(JSON.stringify(startKey)).toString('base64url') } : { items };
+}
+
+/** The message of a cursor that no page gave out (core/errors.ts ValidationError's text). */
+const INVALID_CURSOR = 'cursor is not valid';
+
+const CURSOR_KEY_FIELDS = ['pk', 'sk', 'gsi1pk', 'gsi1sk'] as const;
+
+function decodeCursor(cursor: string, gsi1pk: string): Record<string, string> {
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new ValidationError(INVALID_CURSOR);
+  }
+  const fields = key as Record<string, unknown> | null;
+  const valid =
+    typeof fields === 'object' &&
+    fields !== null &&
+    Object.keys(fields).length === CURSOR_KEY_FIELDS.length &&
+    CURSOR_KEY_FIELDS.every((name) => typeof fields[name] === 'string' && (fields[name] as string).length <= 1024) &&
+    fields.gsi1pk === gsi1pk;
+  if (!valid) throw new ValidationError(INVALID_CURSOR);
+  return fields as Record<string, string>;
 }
 
 /** Every item of one table partition (all pages), optionally projected, optionally a strongly consistent read. */

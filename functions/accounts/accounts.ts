@@ -4,7 +4,7 @@ import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '
 import { newCommandId } from '../../core/ids.js';
 import { lastDisconnectSchema, type Account } from '../../core/schemas/account.js';
 import { deleteAccountData } from '../../core/store/account-deletion.js';
-import { createAccount, deleteAccountRecord, getAccount, listAccountViews } from '../../core/store/accounts.js';
+import { createAccount, deleteAccountRecord, getAccount, listAccountViews, listAccountViewsPage } from '../../core/store/accounts.js';
 import { releaseCollection } from '../../core/store/collection-claims.js';
 import { newRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
@@ -59,11 +59,51 @@ const create = createRoute({
   },
 });
 
+/** A page of accounts is asked for with `limit` or `cursor`; without either, every account (the spec's answer). */
+const MAX_ACCOUNTS_PAGE = 500;
+const DEFAULT_ACCOUNTS_PAGE = 100;
+const listQuery = z.object({
+  limit: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return undefined;
+      const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+      if (!Number.isInteger(n) || n < 1 || n > MAX_ACCOUNTS_PAGE) {
+        ctx.addIssue({ code: 'custom', message: `limit must be an integer from 1 to ${MAX_ACCOUNTS_PAGE}` });
+        return z.NEVER;
+      }
+      return n;
+    })
+    .openapi({
+      param: { name: 'limit', in: 'query' },
+      type: 'integer',
+      description: `A page of at most this many (1 to ${MAX_ACCOUNTS_PAGE})`,
+    }),
+  cursor: z
+    .string()
+    .max(4096, { error: 'cursor is not valid' })
+    .optional()
+    .openapi({ param: { name: 'cursor', in: 'query' }, description: "The previous page's `nextCursor`" }),
+});
+
 const list = createRoute({
   method: 'get',
   path: '/accounts',
-  summary: 'All accounts',
-  responses: { 200: json(z.object({ ok: z.literal(true), accounts: z.array(accountView) }), 'Accounts') },
+  summary: 'All accounts, or a page of them',
+  description: `Without \`limit\` or \`cursor\`: every account, oldest first. With either: at most \`limit\` (default ${DEFAULT_ACCOUNTS_PAGE}) and \`nextCursor\` while more remain.`,
+  request: { query: listQuery },
+  responses: {
+    200: json(
+      z.object({
+        ok: z.literal(true),
+        accounts: z.array(accountView),
+        nextCursor: z.string().optional().openapi({ description: 'Present when a page was asked for and more accounts remain' }),
+      }),
+      'Accounts',
+    ),
+    400: error('limit out of range, or a cursor no page gave out'),
+  },
 });
 
 const get = createRoute({
@@ -117,8 +157,11 @@ export function accountRecordRoutes(services: Services): OpenAPIHono<AppEnv> {
       return c.json({ ok: true as const, account: created }, 201);
     })
     .openapi(list, async (c) => {
+      const { limit, cursor } = c.req.valid('query');
       // Parsed straight into the answer's shape (core/schemas/account.ts, accountViewSchema).
-      return c.json({ ok: true as const, accounts: await listAccountViews(table) }, 200);
+      if (limit === undefined && cursor === undefined) return c.json({ ok: true as const, accounts: await listAccountViews(table) }, 200);
+      const page = await listAccountViewsPage(table, { limit: limit ?? DEFAULT_ACCOUNTS_PAGE, cursor });
+      return c.json({ ok: true as const, ...page }, 200);
     })
     .openapi(get, async (c) => {
       const account = await getAccount(table, c.req.valid('param').accountId);
