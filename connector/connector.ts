@@ -203,7 +203,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   });
 
   const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
-  const stopEmf = config.METRICS_EMF ? startEmfLines(metrics) : undefined;
+  const stopEmf = config.METRICS_EMF ? startEmfLines(metrics, undefined, { perCache: config.METRICS_EMF_CACHES }) : undefined;
   const fullCollection = exposedFullCollection();
   idleCollector =
     config.IDLE_COLLECT_MS > 0 && fullCollection

@@ -83,6 +83,12 @@ export const configSchema = z.object({
     .describe(
       '`true`: the connector also logs its metrics every minute as CloudWatch Embedded Metric Format lines (the CDK stack sets it)',
     ),
+  METRICS_EMF_CACHES: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
+    .transform((v) => v === 'true')
+    .describe(
+      '`true`: the EMF lines also give each bounded cache its own metrics (two CloudWatch custom metrics per cache, $0.60 a month each cache); unset: the caches summed up in two metrics',
+    ),
   /** Create the table, bucket and queues at start when absent (local stacks; off on AWS). */
   CREATE_RESOURCES: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())

@@ -22,4 +22,6 @@ export const METRIC = {
   rss: 'ResidentMemory',
   cacheEntries: 'CacheEntries',
   cacheMaxEntries: 'CacheMaxEntries',
+  /** The fullest bounded cache's entries as a percentage of its bound (100: it evicts). */
+  cacheFullestPercent: 'CacheFullestPercent',
 } as const;

@@ -16,6 +16,22 @@ const EMF_METRICS: [string, string, string][] = [
 const COUNTERS = new Set(['wa_inbound_messages_total', 'wa_commands_total', 'wa_decrypt_failures_total']);
 const EVERY_MS = 60_000;
 
+/**
+ * The bounded caches summed up for the service-wide line: all their entries, and how full the
+ * fullest one is (at 100 % it evicts). Two metrics instead of two per cache: each CloudWatch
+ * custom metric costs $0.30 a month, and per cache they were 28 of 37 (docs/connector.md,
+ * Metrics). The per-cache figures stay on /metrics, and in EMF with METRICS_EMF_CACHES.
+ */
+function cachesSummed(sizes: Record<string, { entries: number; maxEntries: number }>): { entries: number; fullestPercent: number } {
+  let entries = 0;
+  let fullestPercent = 0;
+  for (const size of Object.values(sizes)) {
+    entries += size.entries;
+    if (size.maxEntries > 0) fullestPercent = Math.max(fullestPercent, Math.round((size.entries / size.maxEntries) * 100));
+  }
+  return { entries, fullestPercent };
+}
+
 function cacheLine(cache: string, size: { entries: number; maxEntries: number }): Record<string, unknown> {
   return {
     _aws: {
@@ -40,14 +56,14 @@ function cacheLine(cache: string, size: { entries: number; maxEntries: number })
 
 /**
  * Every minute one CloudWatch Embedded Metric Format line on stdout (the awslogs driver ships it,
- * CloudWatch extracts the metrics; docs/connector.md, Metrics), then one line per bounded cache
- * (dimensions Service and Cache: its entries and its bound). Counters are sent as the increase
- * since the last line. Returns the stopper.
+ * CloudWatch extracts the metrics; docs/connector.md, Metrics), with the bounded caches summed up;
+ * with `perCache`, also one line per bounded cache (dimensions Service and Cache: its entries and
+ * its bound). Counters are sent as the increase since the last line. Returns the stopper.
  */
 export function startEmfLines(
   metrics: ConnectorMetrics,
   write: (line: string) => void = (line) => process.stdout.write(line),
-  everyMs = EVERY_MS,
+  { everyMs = EVERY_MS, perCache = false }: { everyMs?: number; perCache?: boolean } = {},
 ): () => void {
   let last = new Map<string, number>();
   const timer = setInterval(() => {
@@ -59,7 +75,11 @@ export function startEmfLines(
             {
               Namespace: METRICS_NAMESPACE,
               Dimensions: [[METRICS_DIMENSION]],
-              Metrics: EMF_METRICS.map(([, name, unit]) => ({ Name: name, Unit: unit })),
+              Metrics: [
+                ...EMF_METRICS.map(([, name, unit]) => ({ Name: name, Unit: unit })),
+                { Name: METRIC.cacheEntries, Unit: 'Count' },
+                { Name: METRIC.cacheFullestPercent, Unit: 'Percent' },
+              ],
             },
           ],
         },
@@ -70,8 +90,12 @@ export function startEmfLines(
         line[name] = COUNTERS.has(source) ? value - (last.get(source) ?? 0) : value;
       }
       last = values;
+      const sizes = metrics.cacheSizes();
+      const caches = cachesSummed(sizes);
+      line[METRIC.cacheEntries] = caches.entries;
+      line[METRIC.cacheFullestPercent] = caches.fullestPercent;
       write(`${JSON.stringify(line)}\n`);
-      for (const [cache, size] of Object.entries(metrics.cacheSizes())) write(`${JSON.stringify(cacheLine(cache, size))}\n`);
+      if (perCache) for (const [cache, size] of Object.entries(sizes)) write(`${JSON.stringify(cacheLine(cache, size))}\n`);
     });
   }, everyMs);
   timer.unref();

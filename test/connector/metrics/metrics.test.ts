@@ -56,7 +56,7 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     expect(second.size).toBe(1);
   });
 
-  it('sends each bounded cache as an EMF line of its own, with the cache as a dimension', async () => {
+  it('sends the bounded caches summed up in the service line, and each as an EMF line of its own only when asked', async () => {
     const cache = new BoundedCache<number, number>('emf-test', 3);
     for (let i = 0; i < 5; i++) cache.set(i, i);
     const queues = createQueues(stack.config, stack.clients, silentLogger);
@@ -66,8 +66,20 @@ describe('connector metrics', { timeout: 60_000 }, () => {
       sqs: stack.clients.sqs,
       webhookQueueUrl: () => queues.webhookQueueUrl(),
     });
+    const summed: Record<string, unknown>[] = [];
+    const stopSummed = startEmfLines(metrics, (line) => summed.push(JSON.parse(line) as Record<string, unknown>), { everyMs: 20 });
+    try {
+      const serviceLine = await waitFor('a service line', () => summed[0]);
+      // emf-test holds 3 of its 3: the fullest cache is full.
+      expect(serviceLine).toMatchObject({ Service: 'connector', AccountsOwned: 0, CacheFullestPercent: 100 });
+      expect(serviceLine.CacheEntries).toBeGreaterThanOrEqual(3);
+      expect(summed.every((l) => l.Cache === undefined)).toBe(true);
+    } finally {
+      stopSummed();
+    }
+
     const lines: Record<string, unknown>[] = [];
-    const stop = startEmfLines(metrics, (line) => lines.push(JSON.parse(line) as Record<string, unknown>), 20);
+    const stop = startEmfLines(metrics, (line) => lines.push(JSON.parse(line) as Record<string, unknown>), { everyMs: 20, perCache: true });
     try {
       const line = await waitFor('the cache line', () => lines.find((l) => l.Cache === 'emf-test'));
       expect(line).toMatchObject({ Service: 'connector', CacheEntries: 3, CacheMaxEntries: 3 });
@@ -77,10 +89,7 @@ describe('connector metrics', { timeout: 60_000 }, () => {
           { Namespace: 'WaGateway', Dimensions: [['Service', 'Cache']], Metrics: [{ Name: 'CacheEntries' }, { Name: 'CacheMaxEntries' }] },
         ],
       });
-      // The service-wide line still carries no per-cache sum.
-      const serviceLine = lines.find((l) => l.Cache === undefined);
-      expect(serviceLine).toMatchObject({ Service: 'connector', AccountsOwned: 0 });
-      expect(Object.keys(serviceLine!)).not.toContain('CacheEntries');
+      expect(lines.find((l) => l.Cache === undefined)).toMatchObject({ Service: 'connector', AccountsOwned: 0 });
     } finally {
       stop();
     }
