@@ -33,7 +33,7 @@ interface ArnParts {
   account: string;
 }
 export type SqsTarget = ArnParts & { service: 'sqs'; queueName: string; fifo: boolean };
-type EventBusTarget = ArnParts & { service: 'events'; busName: string };
+export type EventBusTarget = ArnParts & { service: 'events'; busName: string };
 export type AwsTarget = SqsTarget | EventBusTarget;
 
 /** What the API answers for an ARN that EVENT_TARGET_ARNS does not allow. */

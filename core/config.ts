@@ -25,6 +25,9 @@ export const configSchema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: optionalString.describe('DynamoDB endpoint; any per-service endpoint turns the embedded stack off'),
   AWS_ENDPOINT_URL_SQS: optionalString.describe('SQS endpoint'),
   AWS_ENDPOINT_URL_S3: optionalString.describe('S3 endpoint (e.g. MinIO)'),
+  AWS_ENDPOINT_URL_EVENTBRIDGE: optionalString.describe(
+    'EventBridge endpoint of the connector (LocalStack, or a test double); unset: AWS_ENDPOINT_URL, else AWS',
+  ),
   /** Read here only so a config built from an explicit env (tests, emulators) carries them. */
   AWS_ACCESS_KEY_ID: optionalString.describe("Static credentials; otherwise the SDK's default chain"),
   AWS_SECRET_ACCESS_KEY: optionalString.describe('Secret of the static credentials'),
