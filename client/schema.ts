@@ -897,7 +897,7 @@ export interface components {
     };
     WebhookRegistrationRequest: {
       /**
-       * @description An absolute http(s) URL of at most 900 bytes
+       * @description An absolute http(s) URL of at most 900 bytes, or an AWS target that `EVENT_TARGET_ARNS` allows: an SQS queue, `arn:aws:sqs:<region>:<account>:<queue>` (the event body is the message body), or an EventBridge event bus, `arn:aws:events:<region>:<account>:event-bus/<name>` (source `wa-gateway`, detail-type the event name, detail the body)
        * @example https://example.com/hook
        */
       url: string;
@@ -919,7 +919,7 @@ export interface components {
         | 'session.status'
         | 'qr'
       )[];
-      /** @description Signs every POST (`X-Webhook-Signature`). Never answered. Omitted on a re-registration: the current one stays; null removes it. */
+      /** @description Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it. */
       secret?: string | null;
     };
     WebhookReplayRequest: {
@@ -3474,7 +3474,7 @@ export interface operations {
           };
         };
       };
-      /** @description url must be a valid http or https URL; url targets a forbidden address (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; or secret must be a string of 16 to 256 characters, or null to remove it */
+      /** @description url must be a valid http or https URL; url must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<queue>) or an EventBridge event bus ARN (arn:aws:events:<region>:<account>:event-bus/<name>); target not allowed (an ARN that EVENT_TARGET_ARNS does not allow); url targets a forbidden address (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; secret must be a string of 16 to 256 characters, or null to remove it; or secret signs http(s) deliveries only: an AWS target takes none */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3601,7 +3601,7 @@ export interface operations {
           };
         };
       };
-      /** @description url must be a valid http or https URL; url targets a forbidden address (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; or secret must be a string of 16 to 256 characters, or null to remove it */
+      /** @description url must be a valid http or https URL; url must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<queue>) or an EventBridge event bus ARN (arn:aws:events:<region>:<account>:event-bus/<name>); target not allowed (an ARN that EVENT_TARGET_ARNS does not allow); url targets a forbidden address (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; secret must be a string of 16 to 256 characters, or null to remove it; or secret signs http(s) deliveries only: an AWS target takes none */
       400: {
         headers: {
           [name: string]: unknown;

@@ -103,13 +103,16 @@ export function destroyDynamoClients(clients: Pick<AwsClients, 'dynamo' | 'dynam
 
 const handlerOf = (options: ClientOptions) => (options.requestHandler ? { requestHandler: options.requestHandler() } : {});
 
-/** Region and credentials, the same for every client. */
-function commonOf(config: Config) {
+/**
+ * Region and credentials, the same for every client; `region` for a client of another region
+ * (the connector's AWS event targets, connector/webhooks/targets/).
+ */
+export function commonOf(config: Config, region = config.AWS_REGION) {
   const credentials =
     config.AWS_ACCESS_KEY_ID && config.AWS_SECRET_ACCESS_KEY
       ? { accessKeyId: config.AWS_ACCESS_KEY_ID, secretAccessKey: config.AWS_SECRET_ACCESS_KEY }
       : undefined;
-  return { region: config.AWS_REGION, ...(credentials ? { credentials } : {}) };
+  return { region, ...(credentials ? { credentials } : {}) };
 }
 
 /** The name @aws-sdk/core registers its logger middleware under (getLoggerPlugin). */

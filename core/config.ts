@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTargetPatterns } from './aws-targets.js';
 
 /**
  * Every setting the gateway reads, parsed once from the environment. Where AWS lives is chosen
@@ -24,6 +25,9 @@ export const configSchema = z.object({
   AWS_ENDPOINT_URL_DYNAMODB: optionalString.describe('DynamoDB endpoint; any per-service endpoint turns the embedded stack off'),
   AWS_ENDPOINT_URL_SQS: optionalString.describe('SQS endpoint'),
   AWS_ENDPOINT_URL_S3: optionalString.describe('S3 endpoint (e.g. MinIO)'),
+  AWS_ENDPOINT_URL_EVENTBRIDGE: optionalString.describe(
+    'EventBridge endpoint of the connector (LocalStack, or a test double); unset: AWS_ENDPOINT_URL, else AWS',
+  ),
   /** Read here only so a config built from an explicit env (tests, emulators) carries them. */
   AWS_ACCESS_KEY_ID: optionalString.describe("Static credentials; otherwise the SDK's default chain"),
   AWS_SECRET_ACCESS_KEY: optionalString.describe('Secret of the static credentials'),
@@ -150,6 +154,28 @@ export const configSchema = z.object({
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
     .transform((v) => v === 'true')
     .describe('`true`: webhooks may target loopback and private addresses (`npm start` sets it unless given; AWS: false)'),
+
+  /**
+   * AWS event targets (docs/webhooks.md, AWS targets): the SQS queue and EventBridge bus ARNs a
+   * registration's `url` may name, as comma-separated ARNs in which `*` stands for any run of
+   * characters. Read by the API (registration) and the connector (every delivery); the CDK app
+   * sets it from its `eventTargetArns` context option and grants exactly these.
+   */
+  EVENT_TARGET_ARNS: z
+    .preprocess(emptyAsUndefined, z.string().optional())
+    .transform((text, ctx) => {
+      if (text === undefined) return [];
+      const parsed = parseTargetPatterns(text);
+      if (parsed.ok) return parsed.patterns;
+      ctx.addIssue({
+        code: 'custom',
+        message: `not an SQS queue or EventBridge event bus ARN pattern: ${parsed.invalid.join(', ')} (e.g. arn:aws:sqs:eu-west-1:123456789012:orders-*)`,
+      });
+      return z.NEVER;
+    })
+    .describe(
+      'The AWS targets webhooks may name instead of a URL: comma-separated SQS queue (`arn:aws:sqs:<region>:<account>:<queue>`) and EventBridge bus (`arn:aws:events:<region>:<account>:event-bus/<name>`) ARNs, `*` matching any run of characters; unset: none',
+    ),
 
   /** Admin access keys; unset, the API is open (docs/api.md, access keys). */
   API_KEY: optionalString.describe('Admin access key(s), comma-separated so that one can be rotated; unset: no authentication'),

@@ -252,7 +252,12 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
  * with InvalidMessageContents) although real SQS accepts them.
  */
 export function toQueueBody(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u{10000}-\u{10FFFF}]/gu, (char) =>
+  return withAstralEscaped(JSON.stringify(value));
+}
+
+/** JSON text with its characters outside the Basic Multilingual Plane escaped (as toQueueBody). */
+export function withAstralEscaped(json: string): string {
+  return json.replace(/[\u{10000}-\u{10FFFF}]/gu, (char) =>
     char
       .split('')
       .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)

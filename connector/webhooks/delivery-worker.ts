@@ -25,6 +25,9 @@
  * URL makes them all visible again at once, so the backlog follows within seconds. With no
  * registration selecting it an event is dropped. Delivery is at least once: a receiver drops
  * duplicates by the stable X-Webhook-Id (the event's id, the same for every webhook and retry).
+ *
+ * A registration's target is an http(s) URL (POSTed) or an SQS queue or EventBridge bus ARN
+ * (targets/dispatch.ts): each answers the same outcome, so all of the above holds for every kind.
  */
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
@@ -43,9 +46,10 @@ import { deadLetterTargetOnce, sendToDeadLetter } from './dead-letter.js';
 import { pairOf, targetsOf } from './delivery-pairs.js';
 import { ParkedEvents } from './parked-events.js';
 import { probe } from './probe.js';
-import { postWebhook, urlForLogs, type PostOutcome } from './post.js';
+import type { PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
 import { eventDisposal } from './disposal.js';
+import { createTargetSenders, targetForLogs } from './targets/dispatch.js';
 
 export interface WebhookDeliveryDeps {
   config: Config;
@@ -94,6 +98,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   });
   const parked = new ParkedEvents();
   const deliveryLog = createDeliveryLogWriter(table);
+  const senders = createTargetSenders(config, deps.clients);
 
   const { acknowledge, release, acknowledged } = eventDisposal(queues, log);
   const deadLetterTarget = deadLetterTargetOnce(
@@ -107,22 +112,17 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   /** Acts on a circuit change: a receiver that answers again gets its held events at once. */
   function onCircuitChange(url: string, change: CircuitChange): void {
     if (change === 'opened') {
-      log.warn({ url: urlForLogs(url) }, 'webhook receiver keeps failing: its events are parked and one probe at a time tests it');
+      log.warn({ url: targetForLogs(url) }, 'webhook receiver keeps failing: its events are parked and one probe at a time tests it');
     } else if (change === 'closed') {
-      log.info({ url: urlForLogs(url) }, 'webhook receiver answers again: releasing its parked events');
+      log.info({ url: targetForLogs(url) }, 'webhook receiver answers again: releasing its parked events');
       track(release(parked.take(url), 'receiver answers again'));
     }
   }
 
   /** Never throws: an admitted POST always reaches `circuits.record`, or a probe would stay out forever. */
   function post(registration: WebhookRegistration, event: WebhookEvent, rawBody: string, attempt: number): Promise<PostOutcome> {
-    return postWebhook(
-      registration.url,
-      rawBody,
-      { eventId: event.eventId, event: event.event, attempt, secret: registration.secret },
-      config.WEBHOOK_TIMEOUT_MS,
-      { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
-    );
+    const { eventId, accountId } = event;
+    return senders.send(registration.url, { eventId, event: event.event, accountId, attempt, rawBody, secret: registration.secret });
   }
 
   /** Stores a pair's entry in the deliveries log (batched with the other deliveries' entries). */
@@ -215,7 +215,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       }),
     );
     const summary = (list: typeof failed) =>
-      list.map((f) => `${f.registration.webhookId} ${urlForLogs(f.registration.url)}: ${f.reason}`).join('; ');
+      list.map((f) => `${f.registration.webhookId} ${targetForLogs(f.registration.url)}: ${f.reason}`).join('; ');
     if (givenUp.length > 0) {
       const target = await deadLetterTarget();
       await Promise.all(
@@ -223,7 +223,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
           sendToDeadLetter(deps.clients.sqs, target, event, {
             webhookId: g.registration.webhookId,
             attempts: g.attempt,
-            lastError: `${urlForLogs(g.registration.url)}: ${g.reason}`,
+            lastError: `${targetForLogs(g.registration.url)}: ${g.reason}`,
           }),
         ),
       );
@@ -323,6 +323,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       await release(parked.takeAll(), 'connector stopping');
       await Promise.all([deliveryLog.flush(), queues.flush()]);
       await acknowledged();
+      senders.destroy();
       log.info('webhook delivery stopped');
     },
   };

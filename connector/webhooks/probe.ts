@@ -6,7 +6,8 @@ import { findDeliveries, type DeliveryStatus } from '../../core/store/webhook-de
 import type { CircuitChange, Circuits } from './circuit.js';
 import { pairOf, targetsOf } from './delivery-pairs.js';
 import type { ParkedEvents } from './parked-events.js';
-import { urlForLogs, type PostOutcome } from './post.js';
+import type { PostOutcome } from './post.js';
+import { targetForLogs } from './targets/dispatch.js';
 
 /** What a probe uses of the delivery worker. */
 export interface ProbeParts {
@@ -57,6 +58,6 @@ export async function probe(url: string, parts: ProbeParts): Promise<void> {
       lastError: outcome.ok ? undefined : outcome.reason,
     })
     .catch((error: unknown) => log.warn({ err: error, eventId: event.eventId }, 'recording the probe delivery failed'));
-  if (!outcome.ok) log.debug({ url: urlForLogs(url), reason: outcome.reason }, 'webhook probe failed');
+  if (!outcome.ok) log.debug({ url: targetForLogs(url), reason: outcome.reason }, 'webhook probe failed');
   parts.onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
 }

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { TARGET_NOT_ALLOWED, isArn, parseAwsTarget, targetAllowed } from '../../core/aws-targets.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { FORBIDDEN_TARGET_MESSAGE as FORBIDDEN_TARGET, checkWebhookTarget } from '../../core/net/webhook-target.js';
 import { isHttpUrl, type WebhookRegistration } from '../../core/schemas/webhook.js';
@@ -12,6 +13,9 @@ import { accountIdParam } from '../http/validation.js';
 import { WEBHOOK_NOT_FOUND, webhookEventsField, webhookIdParam, webhookOf } from './fields.js';
 
 const INVALID_URL = 'url must be a valid http or https URL';
+const INVALID_ARN =
+  'url must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<queue>) or an EventBridge event bus ARN (arn:aws:events:<region>:<account>:event-bus/<name>)';
+const SECRET_FOR_URLS = 'secret signs http(s) deliveries only: an AWS target takes none';
 /**
  * Long enough for any sensible endpoint, short enough for a DynamoDB sort key (at most 1024
  * bytes): the URL is part of the registration's key, after up to 77 bytes of scope (core/keys.ts).
@@ -26,8 +30,16 @@ const body = z
   .object({
     url: z
       .string({ error: INVALID_URL })
-      .refine((url) => Buffer.byteLength(url, 'utf8') <= MAX_URL_BYTES && isHttpUrl(url), { error: INVALID_URL })
-      .openapi({ description: `An absolute http(s) URL of at most ${MAX_URL_BYTES} bytes`, example: 'https://example.com/hook' }),
+      .superRefine((url, ctx) => {
+        if (Buffer.byteLength(url, 'utf8') > MAX_URL_BYTES) ctx.addIssue({ code: 'custom', message: INVALID_URL });
+        else if (isArn(url)) {
+          if (!parseAwsTarget(url)) ctx.addIssue({ code: 'custom', message: INVALID_ARN });
+        } else if (!isHttpUrl(url)) ctx.addIssue({ code: 'custom', message: INVALID_URL });
+      })
+      .openapi({
+        description: `An absolute http(s) URL of at most ${MAX_URL_BYTES} bytes, or an AWS target that \`EVENT_TARGET_ARNS\` allows: an SQS queue, \`arn:aws:sqs:<region>:<account>:<queue>\` (the event body is the message body), or an EventBridge event bus, \`arn:aws:events:<region>:<account>:event-bus/<name>\` (source \`wa-gateway\`, detail-type the event name, detail the body)`,
+        example: 'https://example.com/hook',
+      }),
     events: webhookEventsField.optional(),
     secret: z
       .string({ error: INVALID_SECRET })
@@ -37,7 +49,7 @@ const body = z
       .optional()
       .openapi({
         description:
-          'Signs every POST (`X-Webhook-Signature`). Never answered. Omitted on a re-registration: the current one stays; null removes it.',
+          'Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it.',
       }),
   })
   .openapi('WebhookRegistrationRequest');
@@ -72,7 +84,7 @@ const listed = z.object({ ok: z.literal(true), webhooks: z.array(webhookView) })
 const deleted = z.object({ ok: z.literal(true), message: z.literal('Webhook deleted') });
 
 const invalidBody = error(
-  `${INVALID_URL}; ${FORBIDDEN_TARGET} (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; or ${INVALID_SECRET}`,
+  `${INVALID_URL}; ${INVALID_ARN}; ${TARGET_NOT_ALLOWED} (an ARN that EVENT_TARGET_ARNS does not allow); ${FORBIDDEN_TARGET} (metadata, link-local, unspecified, multicast, broadcast, credentials in the URL, or private and loopback unless WEBHOOK_ALLOW_PRIVATE=true); unknown event: <name>; ${INVALID_SECRET}; or ${SECRET_FOR_URLS}`,
 );
 const adminWhenKeysAreOn = 'With `API_KEY` set: admin keys only.';
 const accountKeyToo = 'An access key of this account may call it too.';
@@ -145,12 +157,25 @@ const removeScoped = createRoute({
 export function webhookRegistrationRoutes(services: Services): OpenAPIHono<AppEnv> {
   const { table } = services;
 
-  async function registerFrom(c: Context<AppEnv>, input: z.infer<typeof body>, accountId: string | undefined) {
+  /** An AWS target must be allowed by EVENT_TARGET_ARNS; a URL, by the address policy. */
+  async function checkTarget(c: Context<AppEnv>, input: z.infer<typeof body>): Promise<void> {
+    if (isArn(input.url)) {
+      if (!targetAllowed(input.url, services.config.EVENT_TARGET_ARNS)) {
+        c.get('log').info({ target: input.url }, 'webhook registration refused: target not in EVENT_TARGET_ARNS');
+        throw new ValidationError(TARGET_NOT_ALLOWED);
+      }
+      if (typeof input.secret === 'string') throw new ValidationError(SECRET_FOR_URLS);
+      return;
+    }
     const target = await checkWebhookTarget(input.url, { allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE });
     if (!target.allowed) {
       c.get('log').info({ reason: target.reason }, 'webhook registration refused');
       throw new ValidationError(FORBIDDEN_TARGET);
     }
+  }
+
+  async function registerFrom(c: Context<AppEnv>, input: z.infer<typeof body>, accountId: string | undefined) {
+    await checkTarget(c, input);
     if (accountId !== undefined) await getAccount(table, accountId);
     const { created, registration } = await registerWebhook(table, { ...input, accountId });
     c.get('log').info({ webhookId: registration.webhookId, accountId, events: registration.events, created }, 'webhook registered');

@@ -24,7 +24,10 @@ export interface GatewayApiProps {
   readonly handler: string;
   readonly resources: GatewayResources;
   readonly vpc: ec2.IVpc;
-  readonly settings: Pick<GatewaySettings, 'apiAccess' | 'privateApiCidr' | 'logLevel' | 'webhookAllowPrivate' | 'apiKeySecretArn'>;
+  readonly settings: Pick<
+    GatewaySettings,
+    'apiAccess' | 'privateApiCidr' | 'logLevel' | 'webhookAllowPrivate' | 'eventTargetArns' | 'apiKeySecretArn'
+  >;
 }
 
 /**

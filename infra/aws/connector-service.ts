@@ -4,7 +4,7 @@ import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { grantConnectorPermissions } from './permissions.js';
+import { grantConnectorPermissions, grantEventTargets } from './permissions.js';
 import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
 import type { GatewaySettings } from './settings.js';
 
@@ -23,6 +23,7 @@ export interface ConnectorServiceProps {
     | 'connectorMemoryMiB'
     | 'logLevel'
     | 'webhookAllowPrivate'
+    | 'eventTargetArns'
   >;
 }
 
@@ -52,6 +53,7 @@ export class ConnectorService extends Construct {
       },
     });
     grantConnectorPermissions(this.taskDefinition.taskRole, props.resources);
+    grantEventTargets(this.taskDefinition.taskRole, settings.eventTargetArns);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: logs.RetentionDays.ONE_MONTH,

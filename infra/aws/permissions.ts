@@ -1,4 +1,5 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { targetPatternService } from '../../core/aws-targets.js';
 import { mediaKeyPatterns, tableSchema } from './data.js';
 import type { GatewayResources } from './runtime-env.js';
 
@@ -96,4 +97,18 @@ export function grantConnectorPermissions(grantee: iam.IGrantable, resources: Ga
     [resources.bucket.arnForObjects(mediaKeyPatterns.everything)],
   );
   grantListAccounts(grantee, resources);
+}
+
+/**
+ * AWS event targets (EVENT_TARGET_ARNS, from `eventTargetArns`): the connector delivers to exactly
+ * these, one action each, on the patterns as given (IAM reads `*` in a resource as EVENT_TARGET_ARNS
+ * does). The queue URL comes from the ARN, so no GetQueueUrl. Nothing without targets. A queue or
+ * bus of another account also needs its own resource policy allowing the task role, and a queue
+ * encrypted with a customer-managed KMS key a key policy allowing kms:GenerateDataKey and kms:Decrypt.
+ */
+export function grantEventTargets(grantee: iam.IGrantable, patterns: readonly string[]): void {
+  const queues = patterns.filter((pattern) => targetPatternService(pattern) === 'sqs');
+  const buses = patterns.filter((pattern) => targetPatternService(pattern) === 'events');
+  if (queues.length > 0) grant(grantee, ['sqs:SendMessage'], queues);
+  if (buses.length > 0) grant(grantee, ['events:PutEvents'], buses);
 }

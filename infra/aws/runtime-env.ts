@@ -32,17 +32,18 @@ type DeployedVariables = Pick<
   | 'LOG_LEVEL'
   | 'WEBHOOK_ALLOW_PRIVATE'
 > &
-  Partial<Pick<ConfigVariables, 'WEBHOOK_DLQ_NAME'>>;
+  Partial<Pick<ConfigVariables, 'WEBHOOK_DLQ_NAME' | 'EVENT_TARGET_ARNS'>>;
 
 /**
  * The environment both the function and the connector run with. Queue URLs are passed so
  * nothing resolves names at start; resources are never created on AWS (CloudFormation owns them).
  * WEBHOOK_ALLOW_PRIVATE is always written, `false` unless the deployment opts in: inside a VPC
- * a private address is another tenant's service as often as a receiver.
+ * a private address is another tenant's service as often as a receiver. EVENT_TARGET_ARNS only
+ * when the deployment allows AWS targets: the API checks registrations, the connector deliveries.
  */
 export function runtimeEnvironment(
   resources: GatewayResources,
-  settings: Pick<GatewaySettings, 'logLevel' | 'webhookAllowPrivate'>,
+  settings: Pick<GatewaySettings, 'logLevel' | 'webhookAllowPrivate' | 'eventTargetArns'>,
 ): DeployedVariables {
   return {
     TABLE_NAME: resources.table.tableName,
@@ -56,5 +57,6 @@ export function runtimeEnvironment(
     CREATE_RESOURCES: 'false',
     LOG_LEVEL: settings.logLevel,
     WEBHOOK_ALLOW_PRIVATE: String(settings.webhookAllowPrivate),
+    ...(settings.eventTargetArns.length > 0 ? { EVENT_TARGET_ARNS: settings.eventTargetArns.join(',') } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTargetPatterns } from '../../core/aws-targets.js';
 
 /**
  * Deployment choices, read from CDK context (`-c key=value` or cdk.json "context"), validated
@@ -74,6 +75,24 @@ const gatewaySettingsSchema = z.object({
    * Default false; metadata and link-local addresses stay refused either way.
    */
   webhookAllowPrivate: booleanFlag(false),
+  /**
+   * AWS event targets webhooks may name (docs/webhooks.md, AWS targets): SQS queue and EventBridge
+   * bus ARNs, comma-separated (or a list in cdk.json), `*` matching any run of characters. Set as
+   * EVENT_TARGET_ARNS on the API and the connector; the connector's role may send to exactly these.
+   */
+  eventTargetArns: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return [];
+      const parsed = parseTargetPatterns(Array.isArray(value) ? value.join(',') : value);
+      if (parsed.ok) return parsed.patterns;
+      ctx.addIssue({
+        code: 'custom',
+        message: `not an SQS queue or EventBridge event bus ARN pattern: ${parsed.invalid.join(', ')} (e.g. arn:aws:sqs:eu-west-1:123456789012:orders-*)`,
+      });
+      return z.NEVER;
+    }),
   /** Receives the dead-letter alarms by e-mail (an SNS subscription to confirm once). */
   alarmEmail: optionalText.pipe(z.email().optional()),
   /** Keep the table and bucket when the stack is deleted (default) or delete them with it. */

@@ -9,6 +9,8 @@ import { startApiStack, type TestApi } from '../../support/test-api.js';
 const ADMIN = 'admin-key-0123456789abcdef';
 const admin = { authorization: `Bearer ${ADMIN}` };
 const SECRET = 'whsec-0123456789abcdef';
+/** The AWS targets this API allows: one account's `orders-*` queues anywhere, one bus. */
+const EVENT_TARGET_ARNS = 'arn:aws:sqs:*:123456789012:orders-*,arn:aws:events:eu-west-1:123456789012:event-bus/gateway';
 
 let api: TestApi;
 let table: Table;
@@ -18,7 +20,7 @@ const unique = () => `${Date.now().toString(36)}${counter++}`;
 const hookUrl = () => `https://hooks.example.com/${unique()}`;
 
 beforeAll(async () => {
-  const started = await startApiStack({ overrides: { API_KEY: ADMIN } });
+  const started = await startApiStack({ overrides: { API_KEY: ADMIN, EVENT_TARGET_ARNS } });
   ({ api, stop: stopStack } = started);
   table = tableOf(started.stack.config, started.stack.clients);
 });
@@ -147,6 +149,76 @@ describe('POST /webhooks', () => {
     expect(listed).toEqual({ webhookId: expect.stringMatching(/^wh_/), url, events: ['message'], createdAt: '2025-01-01T00:00:00.000Z' });
     const again = await api.call('POST', '/webhooks', { url }, admin);
     expect(again).toMatchObject({ status: 200, body: { created: false, webhook: { ...listed } } });
+  });
+});
+
+describe('AWS targets: SQS queue and EventBridge bus ARNs', () => {
+  const queueArn = () => `arn:aws:sqs:eu-west-1:123456789012:orders-${unique()}`;
+  const notAllowed = { status: 400, body: { ok: false, error: 'target not allowed' } };
+  const malformed = {
+    status: 400,
+    body: {
+      ok: false,
+      error:
+        'url must be an SQS queue ARN (arn:aws:sqs:<region>:<account>:<queue>) or an EventBridge event bus ARN (arn:aws:events:<region>:<account>:event-bus/<name>)',
+    },
+  };
+
+  it('an allowed queue or bus is registered like a URL, globally and for an account', async () => {
+    const queue = queueArn();
+    const global = await api.call('POST', '/webhooks', { url: queue, events: ['*'] }, admin);
+    expect(global).toMatchObject({ status: 201, body: { ok: true, url: queue, created: true, webhook: { url: queue, events: ['*'] } } });
+    expect((await api.call('POST', '/webhooks', { url: queue }, admin)).body).toMatchObject({ created: false });
+
+    const id = await newAccount();
+    const fifo = `arn:aws:sqs:us-east-2:123456789012:orders-${unique()}.fifo`;
+    const bus = 'arn:aws:events:eu-west-1:123456789012:event-bus/gateway';
+    for (const url of [fifo, bus]) {
+      expect(await api.call('POST', `/accounts/${id}/webhooks`, { url }, admin)).toMatchObject({
+        status: 201,
+        body: { webhook: { url, accountId: id } },
+      });
+    }
+    expect(webhooksOf((await api.call('GET', `/accounts/${id}/webhooks`, undefined, admin)).body).map((w) => w.url)).toEqual([fifo, bus]);
+  });
+
+  it('an ARN outside EVENT_TARGET_ARNS: 400 target not allowed on both routes, nothing stored', async () => {
+    const id = await newAccount();
+    const outside = [
+      'arn:aws:sqs:eu-west-1:123456789012:invoices',
+      'arn:aws:sqs:eu-west-1:210987654321:orders-eu',
+      'arn:aws:events:eu-west-2:123456789012:event-bus/gateway',
+      'arn:aws:events:eu-west-1:123456789012:event-bus/gateway-2',
+      'arn:aws-cn:sqs:cn-north-1:123456789012:orders-cn',
+    ];
+    for (const url of outside) {
+      expect(await api.call('POST', '/webhooks', { url }, admin), url).toMatchObject(notAllowed);
+      expect(await api.call('POST', `/accounts/${id}/webhooks`, { url }, admin), url).toMatchObject(notAllowed);
+    }
+    expect((await listWebhooks(table)).some((w) => outside.includes(w.url))).toBe(false);
+  });
+
+  it('a malformed ARN: 400 naming url, on both routes', async () => {
+    const id = await newAccount();
+    for (const url of [
+      'arn:aws:sqs:eu-west-1:123456789012',
+      'arn:aws:sqs:eu-west-1:1234:orders-x',
+      'arn:aws:sqs:eu-west-1:123456789012:orders-a.b',
+      'arn:aws:sqs:EU:123456789012:orders-x',
+      'arn:aws:events:eu-west-1:123456789012:rule/gateway',
+      'arn:aws:sns:eu-west-1:123456789012:orders-x',
+      'arn:aws:sqs:eu-west-1:123456789012:orders-*',
+    ]) {
+      expect(await api.call('POST', '/webhooks', { url }, admin), url).toMatchObject(malformed);
+      expect(await api.call('POST', `/accounts/${id}/webhooks`, { url }, admin), url).toMatchObject(malformed);
+    }
+  });
+
+  it('a secret with an AWS target: 400 (it signs http(s) deliveries only)', async () => {
+    expect(await api.call('POST', '/webhooks', { url: queueArn(), secret: SECRET }, admin)).toMatchObject({
+      status: 400,
+      body: { ok: false, error: 'secret signs http(s) deliveries only: an AWS target takes none' },
+    });
   });
 });
 

@@ -181,3 +181,51 @@ describe('connector task role', () => {
     }
   });
 });
+
+describe('eventTargetArns: AWS event targets', () => {
+  const queues = ['arn:aws:sqs:eu-west-1:123456789012:orders', 'arn:aws:sqs:*:123456789012:audit-*.fifo'];
+  const buses = ['arn:aws:events:eu-west-1:123456789012:event-bus/gateway-*'];
+  let targeted: SynthesizedGateway;
+  beforeAll(() => {
+    targeted = synthGateway(
+      { eventTargetArns: [...queues, ...buses].join(',') },
+      { outdir: `${scratch.outdir}-targets`, bundle: scratch.placeholderBundle },
+    );
+  });
+
+  it('the connector may SendMessage to exactly the queue patterns and PutEvents to exactly the bus patterns, nothing else on them', () => {
+    const statements = statementsOf(targeted.stack.connector.taskDefinition.taskRole, targeted.template);
+    const connector = grantsOf(statements);
+    const sendMessage = connector.get('sqs:SendMessage') ?? [];
+    // The stack's own queues as before, plus the target patterns as given (IAM reads `*` as the setting does).
+    expect(sendMessage.filter((resource) => resource.startsWith('"arn:')).sort()).toEqual(queues.map((arn) => JSON.stringify(arn)).sort());
+    expect(connector.get('events:PutEvents')).toEqual(buses.map((arn) => JSON.stringify(arn)));
+    expect([...connector.keys()].filter((action) => action.startsWith('events:'))).toEqual(['events:PutEvents']);
+    // No other action reaches a target.
+    for (const statement of statements) {
+      const resources = [statement.Resource].flat().map((resource) => JSON.stringify(resource));
+      if (resources.some((resource) => resource.includes('123456789012'))) {
+        expect(actionsOf(statement), JSON.stringify(statement)).toEqual([expect.stringMatching(/^(sqs:SendMessage|events:PutEvents)$/)]);
+      }
+    }
+  });
+
+  it('the API may send to none of them', () => {
+    const api = grantsOf(statementsOf(targeted.stack.api.function.role, targeted.template));
+    expect(JSON.stringify([...api.values()])).not.toContain('123456789012');
+    expect([...api.keys()].some((action) => action.startsWith('events:'))).toBe(false);
+  });
+
+  it('without the option: no events action anywhere, and the connector sends only to its own queues (above)', () => {
+    const documents = [
+      ...Object.values(template.findResources('AWS::IAM::Policy')),
+      ...Object.values(template.findResources('AWS::IAM::ManagedPolicy')),
+    ].map((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+    expect(
+      documents
+        .flat()
+        .flatMap(actionsOf)
+        .filter((action) => action.startsWith('events:')),
+    ).toEqual([]);
+  });
+});

@@ -361,6 +361,35 @@ describe('connector service', () => {
     });
   });
 
+  it('eventTargetArns sets EVENT_TARGET_ARNS on the function and the connector; unset, neither has it', () => {
+    const arns = 'arn:aws:sqs:eu-west-1:123456789012:orders,arn:aws:events:eu-west-1:123456789012:event-bus/gateway';
+    const { template: targeted } = synthGateway({ eventTargetArns: ` ${arns.replace(',', ' , ')} ` }, directories);
+    targeted.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ EVENT_TARGET_ARNS: arns }) },
+    });
+    targeted.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [Match.objectLike({ Environment: Match.arrayWith([{ Name: 'EVENT_TARGET_ARNS', Value: arns }]) })],
+    });
+    expect(JSON.stringify(template.toJSON())).not.toContain('EVENT_TARGET_ARNS');
+  });
+
+  it('eventTargetArns: a list in cdk.json works as the comma-separated string; an entry that is no queue or bus pattern fails synthesis', () => {
+    const arns = ['arn:aws:sqs:*:123456789012:orders-*', 'arn:aws:events:eu-west-1:123456789012:event-bus/gateway'];
+    expect(parseGatewaySettings({ eventTargetArns: arns }).eventTargetArns).toEqual(arns);
+    expect(parseGatewaySettings({}).eventTargetArns).toEqual([]);
+    for (const bad of [
+      '*',
+      'arn:aws:sqs:*',
+      'orders',
+      'arn:aws:sns:eu-west-1:123456789012:topic',
+      'arn:aws:events:eu-west-1:123456789012:*',
+    ]) {
+      expect(() => parseGatewaySettings({ eventTargetArns: `${arns[0]},${bad}` }), bad).toThrow(
+        /eventTargetArns: not an SQS queue or EventBridge/,
+      );
+    }
+  });
+
   it('security group: no inbound rule, all outbound (WhatsApp and AWS)', () => {
     const service = template.findResources('AWS::ECS::Service');
     const [serviceResource] = Object.values(service);
