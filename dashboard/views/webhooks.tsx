@@ -176,7 +176,10 @@ function AddWebhook({ accountId, onAdded }: { accountId: string | undefined; onA
           onInput={(event) => setSecret(event.currentTarget.value)}
         />
       </label>
-      <p class="muted small">With a secret every POST is signed (X-Webhook-Signature); it is never shown again.</p>
+      <p class="muted small">
+        An http(s) URL, or an SQS queue or EventBridge bus ARN that the gateway's EVENT_TARGET_ARNS allows. With a secret every POST is
+        signed (Standard Webhooks and X-Webhook-Signature); it is never shown again.
+      </p>
       <button type="submit" disabled={busy}>
         Add webhook
       </button>
