@@ -36,7 +36,20 @@ export interface Message {
 const PAGE = 50;
 
 /** One chat: its latest messages, newest at the bottom, new ones as they come; the composer. */
-export function ChatView({ accountId, chatId, name, unread }: { accountId: string; chatId: string; name: string; unread: number }) {
+export function ChatView({
+  accountId,
+  chatId,
+  name,
+  unread,
+  onRead,
+}: {
+  accountId: string;
+  chatId: string;
+  name: string;
+  unread: number;
+  /** The chat was marked read: its unread count is 0 now, not at the list's next poll. */
+  onRead: () => void;
+}) {
   const { api } = useSession();
   const [messages, setMessages] = useState<Message[]>();
   const [error, setError] = useState<string>();
@@ -61,7 +74,9 @@ export function ChatView({ accountId, chatId, name, unread }: { accountId: strin
   // Opening a chat reads it, as on the phone: read receipts go out and the unread count clears.
   useEffect(() => {
     if (unread > 0)
-      void call(api.POST('/accounts/{accountId}/chats/{chatId}/read', { params: { path: { accountId, chatId } } })).catch(() => undefined);
+      void call(api.POST('/accounts/{accountId}/chats/{chatId}/read', { params: { path: { accountId, chatId } } }))
+        .then(onRead)
+        .catch(() => undefined);
   }, [api, accountId, chatId, unread > 0]);
 
   useLayoutEffect(() => {
@@ -87,6 +102,11 @@ export function ChatView({ accountId, chatId, name, unread }: { accountId: strin
         onScroll={(event) => {
           const element = event.currentTarget;
           stickToBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+        }}
+        // A picture shown after its message grows the list: the newest message stays in view.
+        onLoadCapture={(event) => {
+          const element = event.currentTarget;
+          if (stickToBottom.current) element.scrollTop = element.scrollHeight;
         }}
       >
         {messages === undefined ? (

@@ -72,6 +72,7 @@ export function ChatsPanel({ accountId, chatId }: { accountId: string; chatId?: 
           chatId={chatId}
           name={open?.name ?? personOf(chatId)}
           unread={open?.unreadCount ?? 0}
+          onRead={() => setChats((listed) => listed?.map((chat) => (chat.chatId === chatId ? { ...chat, unreadCount: 0 } : chat)))}
         />
       ) : (
         <div class="chat-placeholder muted">Choose a chat to read it and write.</div>

@@ -118,7 +118,10 @@ export function Composer({
       )}
       <div class="composer-row">
         <span class="file-pick">
-          <span aria-hidden="true">📎</span>
+          {/* Drawn, not an emoji: the same paper clip whatever fonts the system has. */}
+          <svg aria-hidden="true" viewBox="0 0 24 24" width="20" height="20">
+            <path d="M16.5 8v8.5a4.5 4.5 0 0 1-9 0V6a3 3 0 0 1 6 0v9a1.5 1.5 0 0 1-3 0V8" />
+          </svg>
           <input ref={fileInput} type="file" aria-label="Attach file" onChange={(event) => setFile(event.currentTarget.files?.[0])} />
         </span>
         <label class="message-field">

@@ -4,10 +4,13 @@ import { type Browser, type BrowserContext, type Page, chromium as playwright } 
 /**
  * A real browser for the console's tests, from npm alone: the Chromium that @sparticuz/chromium
  * ships in its package (unpacked to /tmp on first use, ~3 s), driven by playwright-core. No
- * system browser, no download.
+ * system browser, no download. Its arguments run Chromium as one process (made for Lambda),
+ * where closing a browser context ends the whole browser: `closableContexts` runs it as a
+ * desktop browser does, a process per page, for callers that open and close contexts.
  */
-export async function launchBrowser(): Promise<Browser> {
-  return playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+export async function launchBrowser(options: { closableContexts?: boolean } = {}): Promise<Browser> {
+  const args = options.closableContexts ? chromium.args.filter((arg) => arg !== '--single-process') : chromium.args;
+  return playwright.launch({ executablePath: await chromium.executablePath(), args, headless: true });
 }
 
 /** What a page did that a test asserts it did not: script errors, and requests to other hosts. */
