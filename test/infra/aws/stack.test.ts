@@ -419,17 +419,23 @@ describe('connector service', () => {
     expect(images).toHaveLength(1);
     expect(images[0]?.source).toMatchObject({ dockerFile: 'Dockerfile', platform: 'linux/arm64' });
     const staged = readdirSync(path.join(scratch.outdir, images[0]?.source.directory ?? ''));
-    // The .dockerignore allow-list: sources and the lockfile, never node_modules or the output.
+    // The .dockerignore allow-list: sources and the lockfile, never node_modules or the output; the
+    // console's sources (client/, dashboard/, infra/build-dashboard.ts) for the build stage.
     expect(staged.sort()).toEqual([
       '.dockerignore',
       'Dockerfile',
+      'client',
       'connector',
       'core',
+      'dashboard',
       'functions',
+      'infra',
       'package-lock.json',
       'package.json',
       'tsconfig.json',
     ]);
+    // Of infra/, the console's builder alone.
+    expect(readdirSync(path.join(scratch.outdir, images[0]?.source.directory ?? '', 'infra'))).toEqual(['build-dashboard.ts']);
   });
 
   it('the shard queue URLs derive from COMMAND_QUEUE_URL: the base name under this account and region', () => {
