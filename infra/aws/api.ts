@@ -1,4 +1,5 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -10,12 +11,32 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Config } from '../../core/config.js';
+import { acknowledge, acknowledgeWildcardResources } from './acknowledge.js';
 import { grantApiPermissions } from './permissions.js';
 import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
 import type { GatewaySettings } from './settings.js';
 
 /** `<file>.<export>` of the bundle infra/build-lambda.ts writes (functions/lambda.ts `handler`). */
 export const apiLambdaHandler = 'index.handler';
+
+/**
+ * One JSON line per request the HTTP API answers or refuses (an unsigned or unauthorized request
+ * never reaches the function): who (the signing IAM principal), what, and the outcome.
+ */
+const accessLogFormat = {
+  requestId: '$context.requestId',
+  time: '$context.requestTimeEpoch',
+  sourceIp: '$context.identity.sourceIp',
+  caller: '$context.identity.userArn',
+  method: '$context.httpMethod',
+  path: '$context.path',
+  protocol: '$context.protocol',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  latencyMs: '$context.responseLatency',
+  error: '$context.error.message',
+  integrationError: '$context.integrationErrorMessage',
+};
 
 export interface GatewayApiProps {
   /** The directory buildLambdaBundle wrote, as an asset. */
@@ -40,6 +61,8 @@ export class GatewayApi extends Construct {
   readonly url: string;
   /** Attach to the users or roles that may call the API (IAM mode only). */
   readonly invokePolicy?: iam.ManagedPolicy;
+  /** The HTTP API's access log (IAM mode only). */
+  readonly accessLogGroup?: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: GatewayApiProps) {
     super(scope, id);
@@ -69,6 +92,13 @@ export class GatewayApi extends Construct {
         ? { paramsAndSecrets: lambda.ParamsAndSecretsLayerVersion.fromVersion(lambda.ParamsAndSecretsVersions.V1_0_103) }
         : {}),
     });
+    acknowledge(
+      this.function,
+      'L1',
+      'nodejs22.x, not nodejs24.x: the bundle is built for node22 (infra/build-lambda.ts), and the connector image, the ' +
+        'toolchain and every test run on Node 22, which Lambda supports until its end of life (April 2027). ' +
+        'The runtime moves with the rest of the project, not alone.',
+    );
     grantApiPermissions(this.function, props.resources);
     if (props.settings.apiKeySecretArn) this.readAdminKeyFrom(props.settings.apiKeySecretArn, role);
 
@@ -77,12 +107,32 @@ export class GatewayApi extends Construct {
         description: 'WhatsApp gateway REST API (IAM-authorized)',
         defaultIntegration: new HttpLambdaIntegration('Function', this.function),
         defaultAuthorizer: new HttpIamAuthorizer(),
+        // Created below, the same `$default` stage (same id), with access logs.
+        createDefaultStage: false,
+      });
+      this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', {
+        retention: logs.RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      httpApi.addStage('DefaultStage', {
+        autoDeploy: true,
+        accessLogSettings: {
+          destination: new apigwv2.LogGroupLogDestination(this.accessLogGroup),
+          format: apigw.AccessLogFormat.custom(JSON.stringify(accessLogFormat)),
+        },
       });
       this.url = httpApi.apiEndpoint;
+      const invokeArn = httpApi.arnForExecuteApi();
       this.invokePolicy = new iam.ManagedPolicy(this, 'InvokePolicy', {
         description: 'Allows calling the WhatsApp gateway API',
-        statements: [new iam.PolicyStatement({ actions: ['execute-api:Invoke'], resources: [httpApi.arnForExecuteApi()] })],
+        statements: [new iam.PolicyStatement({ actions: ['execute-api:Invoke'], resources: [invokeArn] })],
       });
+      acknowledgeWildcardResources(
+        this.invokePolicy,
+        [invokeArn],
+        'Every stage, method and path of this one API: its single $default route sends them all to the function, and this ' +
+          'is the policy that lets a caller use the API.',
+      );
     } else {
       this.url = `http://${this.privateLoadBalancer(props).loadBalancerDnsName}`;
     }
@@ -102,6 +152,14 @@ export class GatewayApi extends Construct {
     });
     const allowedRange = props.settings.privateApiCidr ?? props.vpc.vpcCidrBlock;
     securityGroup.addIngressRule(ec2.Peer.ipv4(allowedRange), ec2.Port.tcp(80), 'private network clients');
+    if (Token.isUnresolved(allowedRange)) {
+      // A range given in privateApiCidr is a literal the rule checks itself.
+      acknowledge(
+        securityGroup,
+        'EC23',
+        "Port 80 is open to the VPC's own range only (a reference the rule cannot read, so it reports an error), never to 0.0.0.0/0.",
+      );
+    }
 
     const loadBalancer = new elbv2.ApplicationLoadBalancer(this, 'LoadBalancer', {
       vpc: props.vpc,
@@ -112,6 +170,13 @@ export class GatewayApi extends Construct {
       dropInvalidHeaderFields: true,
     });
     loadBalancer.addListener('Http', { port: 80, open: false }).addTargets('Function', { targets: [new LambdaTarget(this.function)] });
+    acknowledge(
+      loadBalancer,
+      'ELB2',
+      'The function logs every request it serves (method, path, status, duration: functions/http/request-log.ts). Load ' +
+        "balancer access logs need a bucket policy naming the region's Elastic Load Balancing account, which this " +
+        'region-agnostic stack cannot name (CDK refuses them without a region).',
+    );
     return loadBalancer;
   }
 }

@@ -4,6 +4,7 @@ import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { acknowledge } from './acknowledge.js';
 import { grantConnectorPermissions, grantEventTargets } from './permissions.js';
 import { runtimeEnvironment, type GatewayResources } from './runtime-env.js';
 import type { GatewaySettings } from './settings.js';
@@ -24,6 +25,7 @@ export interface ConnectorServiceProps {
     | 'logLevel'
     | 'webhookAllowPrivate'
     | 'eventTargetArns'
+    | 'containerInsights'
   >;
 }
 
@@ -43,7 +45,20 @@ export class ConnectorService extends Construct {
     const { settings } = props;
     const arm = settings.connectorArchitecture === 'arm64';
 
-    this.cluster = new ecs.Cluster(this, 'Cluster', { vpc: props.vpc });
+    this.cluster = new ecs.Cluster(this, 'Cluster', {
+      vpc: props.vpc,
+      // Unset, the account's default setting applies (ECS turns it on account-wide if asked to).
+      ...(settings.containerInsights ? { containerInsightsV2: ecs.ContainerInsights.ENABLED } : {}),
+    });
+    if (!settings.containerInsights) {
+      acknowledge(
+        this.cluster,
+        'ECS4',
+        'Container Insights is the containerInsights context option, off by default: about 35 custom metrics for this ' +
+          'one-service cluster, some 10 USD a month. The free service metrics (CPU, memory, which the scaling uses) and the ' +
+          "connector's own EMF metrics and alarms cover its operation.",
+      );
+    }
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'Task', {
       cpu: settings.connectorCpu,
       memoryLimitMiB: settings.connectorMemoryMiB,
@@ -81,6 +96,20 @@ export class ConnectorService extends Construct {
     // Media conversion (ffmpeg, sharp) writes temporary files; the root filesystem stays read-only.
     this.taskDefinition.addVolume({ name: 'tmp' });
     container.addMountPoints({ sourceVolume: 'tmp', containerPath: '/tmp', readOnly: false });
+    acknowledge(
+      this.taskDefinition,
+      'ECS2',
+      'The environment holds no secret: resource names and queue URLs, the shard count, log level and the webhook settings. ' +
+        'The connector needs no key; the API key is read by the function alone, from Secrets Manager by ARN (apiKeySecretArn).',
+    );
+    if (this.taskDefinition.executionRole) {
+      acknowledge(
+        this.taskDefinition.executionRole,
+        'IAM5[Resource::*]',
+        'ecr:GetAuthorizationToken, which CDK grants to pull the image, has no resource-level permissions; ' +
+          "the role's other statements name the image repository and the connector's log group.",
+      );
+    }
 
     const securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,

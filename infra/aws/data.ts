@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { GSI1 } from '../../core/keys.js';
 
@@ -26,13 +27,25 @@ export interface GatewayDataProps {
   readonly retainData: boolean;
 }
 
-/** The single DynamoDB table and the media bucket: created here, or existing ones by name. */
+/** How long the media bucket's server access logs are kept. */
+const ACCESS_LOG_RETENTION = Duration.days(90);
+
+/**
+ * The single DynamoDB table and the media bucket: created here, or existing ones by name. A
+ * created media bucket writes its server access logs (who read, wrote or deleted which object)
+ * to a log bucket of its own.
+ */
 export class GatewayData extends Construct {
   readonly table: dynamodb.ITable;
   readonly bucket: s3.IBucket;
+  /** Receives the media bucket's server access logs under `media/`; none for an existing bucket. */
+  readonly accessLogBucket?: s3.Bucket;
 
   constructor(scope: Construct, id: string, props: GatewayDataProps) {
     super(scope, id);
+    // S3 delivers access logs under a bucket policy (this account, the media bucket only) instead
+    // of an ACL, which BUCKET_OWNER_ENFORCED buckets refuse; set before any bucket is created.
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const removalPolicy = props.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     this.table = props.existingTableName
@@ -43,9 +56,12 @@ export class GatewayData extends Construct {
         })
       : createTable(this, removalPolicy);
 
-    this.bucket = props.existingBucketName
-      ? s3.Bucket.fromBucketName(this, 'MediaBucket', props.existingBucketName)
-      : createBucket(this, removalPolicy, !props.retainData);
+    if (props.existingBucketName) {
+      this.bucket = s3.Bucket.fromBucketName(this, 'MediaBucket', props.existingBucketName);
+    } else {
+      this.accessLogBucket = createAccessLogBucket(this, removalPolicy, !props.retainData);
+      this.bucket = createBucket(this, removalPolicy, !props.retainData, this.accessLogBucket);
+    }
   }
 }
 
@@ -69,7 +85,7 @@ function createTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.T
   return table;
 }
 
-function createBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDeleteObjects: boolean): s3.Bucket {
+function createBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDeleteObjects: boolean, accessLogs: s3.Bucket): s3.Bucket {
   return new s3.Bucket(scope, 'MediaBucket', {
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     encryption: s3.BucketEncryption.S3_MANAGED,
@@ -80,6 +96,26 @@ function createBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDelete
       // Uploads cut short (a client gone mid-request, a crashed connector) otherwise bill forever.
       { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
     ],
+    serverAccessLogsBucket: accessLogs,
+    serverAccessLogsPrefix: 'media/',
+    removalPolicy,
+    autoDeleteObjects,
+  });
+}
+
+/**
+ * The media bucket's server access logs: S3 writes them at no charge, storage is billed as any
+ * object's (docs/deploy-aws.md, Cost), and they expire after ACCESS_LOG_RETENTION. SSE-S3, as S3
+ * log delivery requires; kept or deleted with the stack as the data they describe.
+ */
+function createAccessLogBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDeleteObjects: boolean): s3.Bucket {
+  return new s3.Bucket(scope, 'AccessLogBucket', {
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    encryption: s3.BucketEncryption.S3_MANAGED,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    lifecycleRules: [{ id: 'expire-access-logs', expiration: ACCESS_LOG_RETENTION }],
     removalPolicy,
     autoDeleteObjects,
   });

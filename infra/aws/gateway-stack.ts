@@ -57,7 +57,7 @@ export class GatewayStack extends Stack {
       alarmEmail: settings.alarmEmail,
     });
 
-    const { vpc } = new GatewayNetwork(this, 'Network');
+    const { vpc } = new GatewayNetwork(this, 'Network', { flowLogs: settings.vpcFlowLogs });
     this.api = new GatewayApi(this, 'Api', {
       code: props.apiCode,
       handler: props.apiHandler,
@@ -82,6 +82,15 @@ export class GatewayStack extends Stack {
     new CfnOutput(this, 'FunctionName', { value: this.api.function.functionName });
     new CfnOutput(this, 'TableName', { value: this.resources.table.tableName });
     new CfnOutput(this, 'MediaBucketName', { value: this.resources.bucket.bucketName });
+    if (data.accessLogBucket) {
+      new CfnOutput(this, 'MediaAccessLogBucketName', {
+        value: data.accessLogBucket.bucketName,
+        description: "The media bucket's server access logs, under media/",
+      });
+    }
+    if (this.api.accessLogGroup) {
+      new CfnOutput(this, 'ApiAccessLogGroup', { value: this.api.accessLogGroup.logGroupName, description: 'One line per API request' });
+    }
     new CfnOutput(this, 'CommandQueueUrl', { value: this.resources.commandQueue.queueUrl });
     new CfnOutput(this, 'WebhookQueueUrl', { value: this.resources.webhookQueue.queueUrl });
     new CfnOutput(this, 'ClusterName', { value: this.connector.cluster.clusterName });

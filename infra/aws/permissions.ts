@@ -1,5 +1,7 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
 import { targetPatternService } from '../../core/aws-targets.js';
+import { acknowledgeWildcardResources } from './acknowledge.js';
 import { mediaKeyPatterns, tableSchema } from './data.js';
 import type { GatewayResources } from './runtime-env.js';
 
@@ -52,6 +54,22 @@ function grant(grantee: iam.IGrantable, actions: readonly string[], resourceArns
   iam.Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns });
 }
 
+/**
+ * The object grants name key patterns, not objects: accounts are created at run time, so the
+ * account id in `accounts/<id>/…` is a wildcard (core/media-store.ts). Acknowledged for the
+ * AWS Solutions checks (IAM5) on the role holding them.
+ */
+function acknowledgeMediaPatterns(grantee: iam.IGrantable, objectArns: string[]): void {
+  const role = grantee.grantPrincipal;
+  if (!Construct.isConstruct(role)) return;
+  acknowledgeWildcardResources(
+    role,
+    objectArns,
+    'Object key patterns of the media bucket (core/media-store.ts): `accounts/<accountId>/{media,uploads}/<id>`, with ' +
+      'accounts created at run time; nothing outside `accounts/` is granted, and listing is limited to that prefix.',
+  );
+}
+
 function grantListAccounts(grantee: iam.IGrantable, resources: GatewayResources): void {
   iam.Grant.addToPrincipal({
     grantee,
@@ -68,12 +86,16 @@ export function grantApiPermissions(grantee: iam.IGrantable, resources: GatewayR
   // A webhook replay enqueues events (SendMessageBatch is authorized as SendMessage); the queue's
   // URL is in the environment, and the API never receives or deletes them.
   grant(grantee, ['sqs:SendMessage'], [resources.webhookQueue.queueArn]);
+  const uploads = resources.bucket.arnForObjects(mediaKeyPatterns.uploads);
+  const media = resources.bucket.arnForObjects(mediaKeyPatterns.media);
+  const everything = resources.bucket.arnForObjects(mediaKeyPatterns.everything);
   // lib-storage uploads: PutObject also covers Create/UploadPart/CompleteMultipartUpload.
-  grant(grantee, ['s3:PutObject', 's3:AbortMultipartUpload'], [resources.bucket.arnForObjects(mediaKeyPatterns.uploads)]);
-  grant(grantee, ['s3:GetObject'], [resources.bucket.arnForObjects(mediaKeyPatterns.media)]);
+  grant(grantee, ['s3:PutObject', 's3:AbortMultipartUpload'], [uploads]);
+  grant(grantee, ['s3:GetObject'], [media]);
   // Account deletion lists and removes everything under accounts/<id>/.
-  grant(grantee, ['s3:DeleteObject'], [resources.bucket.arnForObjects(mediaKeyPatterns.everything)]);
+  grant(grantee, ['s3:DeleteObject'], [everything]);
   grantListAccounts(grantee, resources);
+  acknowledgeMediaPatterns(grantee, [uploads, media, everything]);
 }
 
 export function grantConnectorPermissions(grantee: iam.IGrantable, resources: GatewayResources): void {
@@ -91,12 +113,10 @@ export function grantConnectorPermissions(grantee: iam.IGrantable, resources: Ga
   if (resources.webhookDeadLetterQueue) {
     grant(grantee, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [resources.webhookDeadLetterQueue.queueArn]);
   }
-  grant(
-    grantee,
-    ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
-    [resources.bucket.arnForObjects(mediaKeyPatterns.everything)],
-  );
+  const objects = resources.bucket.arnForObjects(mediaKeyPatterns.everything);
+  grant(grantee, ['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], [objects]);
   grantListAccounts(grantee, resources);
+  acknowledgeMediaPatterns(grantee, [objects]);
 }
 
 /**
@@ -111,4 +131,13 @@ export function grantEventTargets(grantee: iam.IGrantable, patterns: readonly st
   const buses = patterns.filter((pattern) => targetPatternService(pattern) === 'events');
   if (queues.length > 0) grant(grantee, ['sqs:SendMessage'], queues);
   if (buses.length > 0) grant(grantee, ['events:PutEvents'], buses);
+  const role = grantee.grantPrincipal;
+  if (Construct.isConstruct(role)) {
+    acknowledgeWildcardResources(
+      role,
+      patterns,
+      'The eventTargetArns patterns exactly as the deployment gives them, `*` read by IAM as by EVENT_TARGET_ARNS; one ' +
+        'action each (sqs:SendMessage, events:PutEvents), and entries such as `*` alone are refused at synthesis.',
+    );
+  }
 }

@@ -95,6 +95,16 @@ const gatewaySettingsSchema = z.object({
     }),
   /** Receives the dead-letter alarms by e-mail (an SNS subscription to confirm once). */
   alarmEmail: optionalText.pipe(z.email().optional()),
+  /**
+   * VPC flow logs (every accepted and rejected connection of the connector's network) into a log
+   * group kept a month. Off by default: billed per GB written (docs/deploy-aws.md, Options).
+   */
+  vpcFlowLogs: booleanFlag(false),
+  /**
+   * CloudWatch Container Insights on the connector's cluster (per-task CPU, memory, network and
+   * storage metrics). Off by default: about 35 custom metrics, some 10 USD a month (docs/deploy-aws.md, Options).
+   */
+  containerInsights: booleanFlag(false),
   /** Keep the table and bucket when the stack is deleted (default) or delete them with it. */
   retainData: booleanFlag(true),
 

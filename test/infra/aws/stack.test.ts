@@ -6,6 +6,7 @@ import type { IConstruct } from 'constructs';
 import { z } from 'zod';
 import { COMMAND_VISIBILITY_SECONDS, WEBHOOK_MAX_RECEIVE_COUNT } from '../../../core/resources.js';
 import { loadConfig } from '../../../core/config.js';
+import { GatewayData } from '../../../infra/aws/data.js';
 import { parseGatewaySettings } from '../../../infra/aws/settings.js';
 import { createSynthDirectory, logicalIdOf, synthGateway, type SynthesizedGateway } from './synth-gateway.js';
 
@@ -46,12 +47,13 @@ describe('data', () => {
     });
   });
 
-  it('table and bucket are retained when the stack is deleted, unless retainData=false', () => {
+  it('table and buckets (media, its access logs) are retained when the stack is deleted, unless retainData=false', () => {
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
-    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
+    template.resourceCountIs('AWS::S3::Bucket', 2);
+    template.allResources('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
     const disposable = synthGateway({ retainData: 'false' }, directories).template;
     disposable.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
-    disposable.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+    disposable.allResources('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
   });
 
   it('bucket: public access blocked, encrypted, abandoned multipart uploads aborted', () => {
@@ -69,6 +71,45 @@ describe('data', () => {
         Rules: Match.arrayWith([Match.objectLike({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
       },
     });
+  });
+
+  it('media bucket: server access logs under media/ of a log bucket of its own, delivered under a bucket policy, kept 90 days', () => {
+    const { accessLogBucket } = findData();
+    if (!accessLogBucket) throw new Error('no access log bucket');
+    const logBucketId = logicalIdOf(accessLogBucket);
+    const resources = template.toJSON().Resources;
+    expect(resources[logicalIdOf(gateway.stack.resources.bucket)].Properties.LoggingConfiguration).toEqual({
+      DestinationBucketName: { Ref: logBucketId },
+      LogFilePrefix: 'media/',
+    });
+    expect(resources[logBucketId]).toMatchObject({
+      DeletionPolicy: 'Retain',
+      Properties: {
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        LifecycleConfiguration: { Rules: [{ ExpirationInDays: 90, Status: 'Enabled' }] },
+      },
+    });
+    expect(resources[logBucketId].Properties.AccessControl).toBeUndefined();
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logBucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          {
+            Effect: 'Allow',
+            Action: 's3:PutObject',
+            Principal: { Service: 'logging.s3.amazonaws.com' },
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [logBucketId, 'Arn'] }, '/media/*']] },
+            Condition: {
+              ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [logicalIdOf(gateway.stack.resources.bucket), 'Arn'] } },
+              StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            },
+          },
+        ]),
+      },
+    });
+    template.hasOutput('MediaAccessLogBucketName', { Value: { Ref: logBucketId } });
   });
 
   it('bucket policy denies every request without TLS', () => {
@@ -259,6 +300,24 @@ describe('api', () => {
     template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
     template.hasOutput('ApiUrl', {});
     template.hasOutput('ApiInvokePolicyArn', {});
+  });
+
+  it('the HTTP API writes one JSON access log line per request (the signing principal, method, path, status) to a log group kept a month', () => {
+    const { accessLogGroup } = gateway.stack.api;
+    if (!accessLogGroup) throw new Error('no access log group');
+    template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+    const [stage] = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'));
+    expect(stage?.Properties).toMatchObject({ StageName: '$default', AutoDeploy: true });
+    expect(stage?.Properties.AccessLogSettings.DestinationArn).toEqual({ 'Fn::GetAtt': [logicalIdOf(accessLogGroup), 'Arn'] });
+    expect(JSON.parse(stage?.Properties.AccessLogSettings.Format)).toMatchObject({
+      requestId: '$context.requestId',
+      caller: '$context.identity.userArn',
+      method: '$context.httpMethod',
+      path: '$context.path',
+      status: '$context.status',
+    });
+    expect(template.toJSON().Resources[logicalIdOf(accessLogGroup)].Properties).toEqual({ RetentionInDays: 30 });
+    template.hasOutput('ApiAccessLogGroup', {});
   });
 
   it('apiAccess=private: no public API; an internal load balancer open to the VPC range only', () => {
@@ -466,6 +525,24 @@ describe('connector service', () => {
     expect(() => parseGatewaySettings({ connectorMinCount: '4', connectorMaxCount: '2' })).toThrow(/connectorMinCount/);
   });
 
+  it('vpcFlowLogs and containerInsights are off by default; on, a flow log of all traffic into a log group kept a month, and Container Insights', () => {
+    template.resourceCountIs('AWS::EC2::FlowLog', 0);
+    expect(Object.values(template.findResources('AWS::ECS::Cluster'))[0]?.Properties?.ClusterSettings).toBeUndefined();
+    const { template: observed } = synthGateway({ vpcFlowLogs: 'true', containerInsights: 'true' }, directories);
+    observed.hasResourceProperties('AWS::EC2::FlowLog', {
+      ResourceType: 'VPC',
+      TrafficType: 'ALL',
+      LogDestinationType: 'cloud-watch-logs',
+      MaxAggregationInterval: 600,
+    });
+    const flowLog = Object.values(observed.findResources('AWS::EC2::FlowLog'))[0];
+    const logGroupId = flowLog?.Properties.LogGroupName.Ref as string;
+    expect(observed.toJSON().Resources[logGroupId].Properties).toEqual({ RetentionInDays: 30 });
+    observed.hasResourceProperties('AWS::ECS::Cluster', { ClusterSettings: [{ Name: 'containerInsights', Value: 'enabled' }] });
+    expect(() => parseGatewaySettings({ vpcFlowLogs: 'yes' })).toThrow(/vpcFlowLogs/);
+    expect(() => parseGatewaySettings({ containerInsights: 'on' })).toThrow(/containerInsights/);
+  });
+
   it('connectorArchitecture=x86_64 and connectorDesiredCount=3 are honoured', () => {
     const { template: x86 } = synthGateway({ connectorArchitecture: 'x86_64', connectorDesiredCount: '3' }, directories);
     x86.hasResourceProperties('AWS::ECS::TaskDefinition', { RuntimePlatform: { CpuArchitecture: 'X86_64' } });
@@ -485,6 +562,7 @@ describe('existing infrastructure', () => {
   it('creates no table, bucket or queue, and points both processes and grants at the given ones', () => {
     const { template: reused } = synthGateway(existing, directories);
     reused.resourceCountIs('AWS::DynamoDB::Table', 0);
+    // No access log bucket either: the existing bucket's logging is its owner's.
     reused.resourceCountIs('AWS::S3::Bucket', 0);
     reused.resourceCountIs('AWS::SQS::Queue', 0);
     // No dead-letter alarms (the queues are not ours); the backlog and reconnecting alarms remain.
@@ -523,6 +601,12 @@ describe('existing infrastructure', () => {
     expect(() => parseGatewaySettings({ existingWebhookQueueUrl: 'team-webhooks' })).toThrow(/SQS queue URL/);
   });
 });
+
+function findData(): GatewayData {
+  const data = gateway.stack.node.findAll().find((c): c is GatewayData => c instanceof GatewayData);
+  if (!data) throw new Error('no data construct in the stack');
+  return data;
+}
 
 function findQueue(constructId: string): IConstruct {
   const queue = gateway.stack.node.findAll().find((c) => c.node.id === constructId);

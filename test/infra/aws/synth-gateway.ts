@@ -1,4 +1,4 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { App, type IPolicyValidationPlugin, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { CfnResource } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -29,11 +29,14 @@ export function createSynthDirectory(): { outdir: string; placeholderBundle: str
   return { outdir: path.join(root, 'cdk.out'), placeholderBundle, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
+/** `validationPlugins` run over the app as it synthesizes, as `Validations.of(app).addPlugins` registers them. */
 export function synthGateway(
   context: GatewaySettingsInput & Record<string, unknown>,
   directories: { outdir: string; bundle: string },
+  options: { validationPlugins?: IPolicyValidationPlugin[] } = {},
 ): SynthesizedGateway {
   const app = new App({ outdir: directories.outdir });
+  if (options.validationPlugins) Validations.of(app).addPlugins(...options.validationPlugins);
   const stack = new GatewayStack(app, 'WaGatewayTest', {
     settings: parseGatewaySettings(context),
     apiCode: lambda.Code.fromAsset(directories.bundle),
