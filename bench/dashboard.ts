@@ -32,7 +32,7 @@ import { waitFor } from '../test/support/wait.js';
 import { startWebhookReceiver } from '../test/support/webhook-receiver.js';
 import { inBatches, percentile, sleep } from './connector/measure.js';
 import { ASSUMPTION, costPerRequest, HOURS_PER_MONTH, PRICES, readUnits } from './dashboard/aws-cost.js';
-import { measureLambdaBundle } from './dashboard/lambda.js';
+import { measureLambdaBundle } from './lambda-bundle.js';
 import {
   accountsShownScript,
   countApiRequests,

@@ -1,4 +1,17 @@
-import { createGatewayClient, type GatewayClient } from '../client/index.js';
+import { type components, createGatewayClient, type GatewayClient, type paths } from '../client/index.js';
+
+/** The JSON a GET answers with 200, as the generated client types it. */
+type Answer200<P extends keyof paths> = paths[P]['get'] extends { responses: { 200: { content: { 'application/json': infer T } } } }
+  ? T
+  : never;
+
+// What the views show, typed from the API's own document (client/schema.ts), not restated.
+export type Account = components['schemas']['Account'];
+export type Webhook = components['schemas']['Webhook'];
+export type AccessKey = components['schemas']['AccessKey'];
+export type Chat = Answer200<'/accounts/{accountId}/chats'>['chats'][number];
+export type Message = Answer200<'/accounts/{accountId}/chats/{chatId}/messages'>['messages'][number];
+export type Delivery = Answer200<'/webhooks/{webhookId}/deliveries'>['deliveries'][number];
 
 /** An answer of the API that is not a success: its status and the API's own `error` text. */
 export class ApiError extends Error {

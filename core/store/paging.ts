@@ -22,18 +22,16 @@ export async function queryGsi1(
   order: 'newest_first' | 'oldest_first',
 ): Promise<Record<string, unknown>[]> {
   const wanted = page.skip + page.limit;
-  const items = await queryPages(
-    table,
-    {
-      IndexName: GSI1,
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': gsi1pk },
-      ScanIndexForward: order === 'oldest_first',
-    },
-    wanted,
-  );
+  const { items } = await queryPages(table, gsi1Query(gsi1pk, order), wanted);
   return items.slice(page.skip, wanted);
 }
+
+const gsi1Query = (gsi1pk: string, order: 'newest_first' | 'oldest_first') => ({
+  IndexName: GSI1,
+  KeyConditionExpression: 'gsi1pk = :pk',
+  ExpressionAttributeValues: { ':pk': gsi1pk },
+  ScanIndexForward: order === 'oldest_first',
+});
 
 /**
  * One page of a `gsi1` partition after `cursor` (absent: from the start): at most `limit` items,
@@ -46,24 +44,9 @@ export async function gsi1CursorPage(
   page: { limit: number; cursor?: string | undefined },
   order: 'newest_first' | 'oldest_first',
 ): Promise<{ items: Record<string, unknown>[]; nextCursor?: string }> {
-  const items: Record<string, unknown>[] = [];
-  let startKey = page.cursor === undefined ? undefined : decodeCursor(page.cursor, gsi1pk);
-  do {
-    const result = await table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        IndexName: GSI1,
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': gsi1pk },
-        ScanIndexForward: order === 'oldest_first',
-        Limit: page.limit - items.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(result.Items ?? []));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey && items.length < page.limit);
-  return startKey ? { items, nextCursor: Buffer.from(JSON.stringify(startKey)).toString('base64url') } : { items };
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, gsi1pk);
+  const { items, lastKey } = await queryPages(table, gsi1Query(gsi1pk, order), page.limit, after);
+  return lastKey ? { items, nextCursor: Buffer.from(JSON.stringify(lastKey)).toString('base64url') } : { items };
 }
 
 /** The message of a cursor that no page gave out (core/errors.ts ValidationError's text). */
@@ -110,22 +93,27 @@ async function queryPartitionItems(
   options: { projection?: string | undefined; skPrefix?: string; consistent?: boolean },
 ): Promise<Record<string, unknown>[]> {
   const { projection, skPrefix, consistent } = options;
-  return queryPages(table, {
+  const { items } = await queryPages(table, {
     KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ...(skPrefix === undefined ? {} : { ':prefix': skPrefix }) },
     ...(projection ? { ProjectionExpression: projection } : {}),
     ...(consistent ? { ConsistentRead: true } : {}),
   });
+  return items;
 }
 
-/** Runs a Query page after page until `wanted` items are read or the results end. */
+/**
+ * Runs a Query page after page, from after `after` (absent: the start), until `wanted` items are
+ * read or the results end; `lastKey` is where a next page would start (absent: at the end).
+ */
 async function queryPages(
   table: Table,
   input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
   wanted = Number.POSITIVE_INFINITY,
-): Promise<Record<string, unknown>[]> {
+  after?: Record<string, unknown>,
+): Promise<{ items: Record<string, unknown>[]; lastKey?: Record<string, unknown> }> {
   const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  let startKey = after;
   do {
     const result = await table.doc.send(
       new QueryCommand({
@@ -138,7 +126,7 @@ async function queryPages(
     items.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey;
   } while (startKey && items.length < wanted);
-  return items;
+  return startKey ? { items, lastKey: startKey } : { items };
 }
 
 /**

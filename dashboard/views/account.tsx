@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { call, problem } from '../api.js';
+import { type Account, call, problem } from '../api.js';
 import { when } from '../format.js';
 import { usePolling } from '../polling.js';
 import { type AccountTab, go, href } from '../route.js';
@@ -9,15 +9,6 @@ import { KeysPanel } from './keys.js';
 import { Linking } from './linking.js';
 import { ErrorLine, StatusBadge } from './parts.js';
 import { WebhooksPanel } from './webhooks.js';
-
-type Account = {
-  _id: string;
-  name?: string;
-  status: string;
-  currentStatus?: string;
-  hasQR?: boolean;
-  lastDisconnect?: { reason: string; at: number };
-};
 
 const TAB_NAMES: Record<AccountTab, string> = { chats: 'Chats', webhooks: 'Webhooks', keys: 'Keys' };
 
@@ -31,7 +22,7 @@ export function AccountView({ accountId, tab, chatId }: { accountId: string; tab
   const refresh = async () => {
     try {
       const answer = await call(api.GET('/accounts/{accountId}', { params: { path: { accountId } } }));
-      setAccount(answer.account as Account);
+      setAccount(answer.account);
       setMissing(false);
       setError(undefined);
     } catch (failure) {

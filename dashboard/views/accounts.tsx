@@ -1,12 +1,10 @@
 import { useState } from 'preact/hooks';
-import { call, problem } from '../api.js';
+import { type Account, call, problem } from '../api.js';
 import { when } from '../format.js';
 import { usePolling } from '../polling.js';
 import { go, href } from '../route.js';
 import { useSession } from '../session-context.js';
 import { Empty, ErrorLine, StatusBadge } from './parts.js';
-
-type Account = { _id: string; name?: string; status: string; currentStatus?: string; createdAt?: string; hasQR?: boolean };
 
 /** Every account with its live status; create one. */
 export function AccountsView() {

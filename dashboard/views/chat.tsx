@@ -1,37 +1,11 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { call, problem } from '../api.js';
+import { call, type Message, problem } from '../api.js';
 import { personOf, size, when } from '../format.js';
 import { usePolling } from '../polling.js';
 import { href } from '../route.js';
 import { useSession } from '../session-context.js';
 import { Composer } from './composer.js';
 import { Empty, ErrorLine } from './parts.js';
-
-export interface Message {
-  messageId: string;
-  from: string;
-  chatId: string;
-  timestamp: number;
-  type: string;
-  fromMe: boolean;
-  participant?: string;
-  text?: string;
-  hasMedia?: boolean;
-  mediaId?: string;
-  caption?: string;
-  mimetype?: string;
-  fileName?: string;
-  fileLength?: number;
-  quotedMessageId?: string;
-  reactions?: { from: string; emoji: string; timestamp: number }[];
-  revoked?: boolean;
-  status?: string;
-  latitude?: number;
-  longitude?: number;
-  name?: string;
-  pollOptions?: string[];
-  mediaError?: string;
-}
 
 const PAGE = 50;
 
@@ -63,7 +37,7 @@ export function ChatView({
         api.GET('/accounts/{accountId}/chats/{chatId}/messages', { params: { path: { accountId, chatId }, query: { limit: PAGE } } }),
       );
       // The API answers newest first; a chat reads top to bottom.
-      setMessages([...(answer.messages as Message[])].reverse());
+      setMessages([...answer.messages].reverse());
       setError(undefined);
     } catch (failure) {
       setError(problem(failure));

@@ -1,13 +1,11 @@
 import { useState } from 'preact/hooks';
-import { call, problem } from '../api.js';
+import { type Chat, call, problem } from '../api.js';
 import { personOf, when } from '../format.js';
 import { usePolling } from '../polling.js';
 import { go, href } from '../route.js';
 import { useSession } from '../session-context.js';
 import { ChatView } from './chat.js';
 import { Empty, ErrorLine } from './parts.js';
-
-type Chat = { chatId: string; name: string; unreadCount: number; lastMessageTime: number };
 
 /** The account's chats, newest first, beside the open one (one column on a phone). */
 export function ChatsPanel({ accountId, chatId }: { accountId: string; chatId?: string | undefined }) {

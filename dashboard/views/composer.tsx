@@ -1,9 +1,9 @@
 import { useRef, useState } from 'preact/hooks';
 import { formDataOf } from '../../client/index.js';
-import { call, problem } from '../api.js';
+import { call, type Message, problem } from '../api.js';
 import { size } from '../format.js';
 import { useSession } from '../session-context.js';
-import { gist, type Message } from './chat.js';
+import { gist } from './chat.js';
 import { ErrorLine } from './parts.js';
 
 type FileKind = 'image' | 'video' | 'audio' | 'document';

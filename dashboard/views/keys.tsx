@@ -1,11 +1,9 @@
 import { useState } from 'preact/hooks';
-import { call, problem } from '../api.js';
+import { type AccessKey, call, problem } from '../api.js';
 import { when } from '../format.js';
 import { usePolling } from '../polling.js';
 import { useSession } from '../session-context.js';
 import { Empty, ErrorLine } from './parts.js';
-
-type AccessKey = { keyId: string; name?: string; createdAt: string; lastUsedAt?: number };
 
 /** An account's access keys (admin): create one (its secret shown once), list, revoke. */
 export function KeysPanel({ accountId }: { accountId: string }) {

@@ -1,12 +1,10 @@
 import { useState } from 'preact/hooks';
 import type { components } from '../../client/index.js';
-import { call, problem } from '../api.js';
+import { call, type Delivery, problem, type Webhook } from '../api.js';
 import { when } from '../format.js';
 import { usePolling } from '../polling.js';
 import { managesEverything, useSession } from '../session-context.js';
 import { Empty, ErrorLine } from './parts.js';
-
-type Webhook = { webhookId: string; url: string; events: string[]; accountId?: string; createdAt: string };
 
 type EventName = NonNullable<components['schemas']['WebhookRegistrationRequest']['events']>[number];
 
@@ -187,8 +185,6 @@ function AddWebhook({ accountId, onAdded }: { accountId: string | undefined; onA
     </form>
   );
 }
-
-type Delivery = { eventId: string; event: string; status: string; attempts: number; lastError?: string; lastAttemptAt: string | number };
 
 function Deliveries({ webhook, accountId }: { webhook: Webhook; accountId: string | undefined }) {
   const { api, caller } = useSession();

@@ -78,33 +78,30 @@ const PAGE_POLICY = [
 ].join('; ');
 
 export function dashboardRoutes(): Hono<AppEnv> {
-  let assets: Promise<Record<AssetName, Buffer>> | undefined;
-  const loaded = () => {
-    if (!assets) {
-      assets = loadAssets();
-      assets.catch(() => {
-        assets = undefined;
-      });
-    }
-    return assets;
-  };
+  const built = assetCache<Record<AssetName, Buffer>>();
+  const loaded = () => built('console', loadAssets);
   const respond = assetResponder(assetCache());
+  const pages = assetCache<string>();
+  // The page names its files by content: made once, when they are.
+  const page = () =>
+    pages('page', async () => {
+      const files = await loaded();
+      return dashboardPage({ 'app.js': versionOf(files['app.js']), 'app.css': versionOf(files['app.css']) });
+    });
 
   // Plain Hono routes, not createRoute: the console is not part of the API it drives.
   const routes = new Hono<AppEnv>();
   // Relative redirects: right under a stage path as well.
   routes.get('/', (c) => c.redirect('dashboard/', 302));
   routes.get('/dashboard', (c) => c.redirect('dashboard/', 302));
-  routes.get('/dashboard/', async (c) => {
-    const files = await loaded();
-    const versions = { 'app.js': versionOf(files['app.js']), 'app.css': versionOf(files['app.css']) };
-    return c.html(dashboardPage(versions), 200, {
+  routes.get('/dashboard/', async (c) =>
+    c.html(await page(), 200, {
       'Cache-Control': 'no-cache',
       'Content-Security-Policy': PAGE_POLICY,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
-    });
-  });
+    }),
+  );
   for (const [name, contentType] of Object.entries(DASHBOARD_ASSETS) as Array<[AssetName, string]>) {
     routes.get(`/dashboard/${name}`, (c) => respond(c, name, contentType, async () => (await loaded())[name]));
   }

@@ -25,9 +25,9 @@ function acceptsGzip(acceptEncoding: string | undefined): boolean {
   });
 }
 
-/** Produces each asset once; a failure is retried on the next request. */
-export function assetCache(): (key: string, produce: () => Promise<Buffer>) => Promise<Buffer> {
-  const cache = new Map<string, Promise<Buffer>>();
+/** Produces each asset (a file, or what is made of files) once; a failure is retried on the next request. */
+export function assetCache<T = Buffer>(): (key: string, produce: () => Promise<T>) => Promise<T> {
+  const cache = new Map<string, Promise<T>>();
   return (key, produce) => {
     let content = cache.get(key);
     if (!content) {
@@ -44,7 +44,7 @@ export function assetCache(): (key: string, produce: () => Promise<Buffer>) => P
  * (swagger-ui-bundle.js, 1.7 MB) fits the 1 MB response limit of a load balancer in front of
  * Lambda (docs/deploy-aws.md), and every transfer is a quarter of the size.
  */
-export function assetResponder(remembered: ReturnType<typeof assetCache>) {
+export function assetResponder(remembered: ReturnType<typeof assetCache<Buffer>>) {
   return async (c: Context<AppEnv>, name: string, contentType: string, load: () => Promise<Buffer>) => {
     const headers = { 'Content-Type': contentType, 'Cache-Control': ASSET_CACHE_CONTROL, Vary: 'Accept-Encoding' };
     if (!acceptsGzip(c.req.header('accept-encoding'))) return c.body(new Uint8Array(await remembered(name, load)), 200, headers);

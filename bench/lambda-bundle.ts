@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { DASHBOARD_ASSETS } from '../../functions/system/dashboard.js';
-import { buildLambdaBundle } from '../../infra/build-lambda.js';
+import { DASHBOARD_ASSETS } from '../functions/system/dashboard.js';
+import { buildLambdaBundle } from '../infra/build-lambda.js';
 
 export interface BundleFigures {
   /** Bytes of index.mjs, what a cold start loads. */
@@ -17,7 +17,7 @@ export interface BundleFigures {
 
 /**
  * Builds the Lambda bundle as `npm run synth` does and imports it in fresh Node processes, one
- * per sample, with the environment the function needs to load (as bench:api does); reads the
+ * per sample (each import cold), with the environment the function needs to load; reads the
  * console's files from beside it.
  */
 export async function measureLambdaBundle(samples = 5): Promise<BundleFigures> {
