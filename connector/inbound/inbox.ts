@@ -29,8 +29,23 @@ export interface DecryptedPart {
  * records, not a round trip each. A deletion is in no hurry: it waits for the next record (at a
  * steady rate, the next message's) and leaves in the same request.
  */
+/**
+ * A decryption finished after the session stopped (the account runs elsewhere now). Baileys had
+ * the stanza before the stop and retries its key commit for half a minute per message; a record
+ * written then would land long after the next owner's login replay, and stay until its periodic
+ * one. Not recording fails the decryption, so no receipt leaves and WhatsApp delivers the message
+ * to the next owner, as the closed auth state already ensures for its keys.
+ */
+export class InboxClosedError extends Error {
+  constructor(accountId: string) {
+    super(`write-ahead inbox of ${accountId} is closed: the account runs elsewhere now`);
+    this.name = 'InboxClosedError';
+  }
+}
+
 export class Inbox {
   private readonly writer: TableWrites;
+  private closed = false;
   /** Message id -> its records written by this process whose upsert has not been handled yet. */
   private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number; stored?: true }>();
   private readonly deletions = new Set<Promise<void>>();
@@ -45,6 +60,7 @@ export class Inbox {
 
   /** Resolves once the part is stored: only then may its receipt leave. */
   async record(part: DecryptedPart): Promise<void> {
+    if (this.closed) throw new InboxClosedError(this.accountId);
     const messageId = part.stanza.id;
     if (!messageId) return;
     if (part.plaintext.byteLength > MAX_PLAINTEXT_BYTES) {
@@ -114,6 +130,11 @@ export class Inbox {
 
   async remove(records: InboxRecordId[]): Promise<void> {
     await Promise.all(records.map((record) => this.writer.add(deleteInboxRequest(record), DELETION_LINGER_MS)));
+  }
+
+  /** The session stopped: no record is written any more (records and deletions under way finish). */
+  close(): void {
+    this.closed = true;
   }
 
   /** Resolves when the deletions started so far are done (stop, tests). */

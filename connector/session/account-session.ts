@@ -199,6 +199,7 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     await this.closeSocket();
     // Before the caller releases the lease: what this session wrote is stored, and it writes no more.
+    this.parts.inbox.close();
     await this.auth?.close({ saveCreds: !leaseLost }).catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
     if (final) await this.move('stopped', final);
     await this.statusWrites.drained();
@@ -212,7 +213,8 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     if (sock) await logOutBounded(sock, this.log);
     await this.closeSocket();
-    // The account's data is deleted next: a key write landing after it would leave keys behind.
+    // The account's data is deleted next: a key or record write landing after it would stay behind.
+    this.parts.inbox.close();
     await this.auth?.close({ saveCreds: false }).catch(() => undefined);
     await this.statusWrites.drained();
   }

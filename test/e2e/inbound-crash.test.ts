@@ -115,10 +115,16 @@ describe('inbound messages across a connector crash', { timeout: 240_000 }, () =
     await waitFor('the write-ahead records to be deleted', async () => {
       const left = await listInboxRecords(gw.table, alice.id);
       if (left.length === 0) return true;
-      // On a timeout, which records stayed and since when: a busy machine once left some here
-      // past the minute (their message stored and posted), for the 5-minute replay to delete.
+      // On a timeout, which records stayed, since when, and what the connectors said of them: a
+      // stopped connector whose Baileys was still decrypting used to write records late.
       const now = Date.now();
-      throw new Error(`records left: ${left.map((r) => `${r.messageId}#${r.part} (${now - r.receivedAt} ms old)`).join(', ')}`);
+      const ids = left.map((r) => r.messageId);
+      const about = children.flatMap((c) =>
+        c.stdout.filter((line) => ids.some((id) => line.includes(id)) || /"level":(4|5)\d|write-ahead records replayed/.test(line)),
+      );
+      throw new Error(
+        `records left: ${left.map((r) => `${r.messageId}#${r.part} (${now - r.receivedAt} ms old)`).join(', ')}; the connectors' lines about them and their warnings:\n${about.join('\n')}`,
+      );
     });
     expect(sentWhileDown.every(receipted)).toBe(true);
   });

@@ -4,7 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { findChat } from '../../../core/store/chats.js';
 import { listInboxRecords } from '../../../core/store/inbox.js';
 import { findMessage, findMessageRecord, putMessageIfAbsent } from '../../../core/store/messages.js';
-import { Inbox } from '../../../connector/inbound/inbox.js';
+import { Inbox, InboxClosedError } from '../../../connector/inbound/inbox.js';
 import { messageFromInbox, replayInbox } from '../../../connector/inbound/inbox-replay.js';
 import type { InboundContext } from '../../../connector/inbound/pipeline.js';
 import { countedTable } from '../../support/counted-table.js';
@@ -171,6 +171,25 @@ describe('inbound write-ahead log', () => {
     inbox.retire(id);
     await inbox.drained();
     expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
+  });
+
+  it('a closed inbox (its session stopped) writes no record and refuses, so that the decryption fails and no receipt leaves', async () => {
+    const accountId = inbound.newAccount();
+    const before = nextId();
+    const after = nextId();
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
+    await inbox.record({
+      stanza: stanzaFrom(before),
+      part: 0,
+      encType: 'msg',
+      plaintext: plaintextOf({ conversation: 'before the stop' }),
+    });
+    inbox.close();
+    await expect(
+      inbox.record({ stanza: stanzaFrom(after), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: 'after the stop' }) }),
+    ).rejects.toThrow(InboxClosedError);
+    // What was recorded before the stop stays for the next owner's replay; nothing came after it.
+    expect((await listInboxRecords(inbound.table(), accountId)).map((r) => r.messageId)).toEqual([before]);
   });
 
   it('a failed handling releases the records: the next replay stores the message', async () => {
