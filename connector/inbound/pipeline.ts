@@ -148,6 +148,9 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   async function mapOne(msg: WAMessage, ctx: InboundContext): Promise<InboundAction> {
     // Before mapping: reactions, edits and revokes in a group are group traffic too. Skipped,
     // the message counts as handled, so its write-ahead record is deleted like a stored one's.
+    // Not Baileys' `shouldIgnoreJid`: that nacks the stanza undecrypted, and the sender keys
+    // group messages carry would be lost, so that the group could not be read once the
+    // setting is turned off again.
     if (ctx.ignoreGroups?.() && msg.key.remoteJid && isGroupJid(msg.key.remoteJid)) return { kind: 'skip', reason: 'group (ignoreGroups)' };
     mapper ??= await import('./map-message.js');
     return mapper.mapInboundMessage(msg, ctx.selfJid);
