@@ -1746,6 +1746,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Changed by many other requests at the same time; try again */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   sendText: {

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { accountKey } from '../keys.js';
 import type { Account } from '../schemas/account.js';
 import { mergeSettings, storedSettingsOf, type AccountSettings, type SettingsPatch } from '../schemas/settings.js';
@@ -17,8 +17,12 @@ export function settingsOf(account: Pick<Account, 'settings'>, pacing: boolean):
   return storedSettingsOf(account.settings, pacing);
 }
 
-/** A PATCH raced with another: after this many tries the last one's answer is an error. */
-const MAX_WRITE_TRIES = 5;
+/**
+ * A PATCH that lost a race reads and writes again. Each lost try means another PATCH was
+ * written, so with N at once the last needs N tries at most; past this many (a client hammering
+ * one account) the answer is 409.
+ */
+const MAX_WRITE_TRIES = 20;
 
 /** The write applies only over the version read: two PATCHes at once never lose one's fields. */
 const SAME_SETTINGS_VERSION = 'settingsVersion = :read';
@@ -62,5 +66,5 @@ export async function updateSettings(
     account = await findAccount(table, accountId, true);
     if (!account) throw new NotFoundError('Account not found');
   }
-  throw new Error(`settings of ${accountId} changed by other writes ${MAX_WRITE_TRIES} times in a row`);
+  throw new ConflictError('Settings changed by other requests meanwhile; try again');
 }

@@ -66,6 +66,7 @@ const patch = createRoute({
     200: answer,
     400: error('A field unknown or invalid (the error names it), or a proxy at a forbidden address'),
     404: error('Account not found'),
+    409: error('Changed by many other requests at the same time; try again'),
   },
 });
 

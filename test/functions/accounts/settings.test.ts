@@ -125,6 +125,27 @@ describe('PATCH /accounts/:accountId/settings', () => {
     expect((await patch(id, {})).body.settings).toEqual(expected);
   });
 
+  it('PATCHes at the same time each keep their field: none is lost to another', async () => {
+    const id = await newAccount();
+    const patches = [
+      { sendPolicy: { perMinute: 7 } },
+      { sendPolicy: { perHour: 70 } },
+      { sendPolicy: { gapMs: { max: 7000 } } },
+      { rejectCalls: true },
+      { ignoreGroups: true },
+      { history: 'none' },
+    ];
+    const answers = await Promise.all(patches.map((body) => patch(id, body)));
+    expect(answers.map((answer) => answer.status)).toEqual(patches.map(() => 200));
+    expect(await settingsOf(id)).toEqual({
+      ...DEFAULTS,
+      sendPolicy: { ...DEFAULTS.sendPolicy, perMinute: 7, perHour: 70, gapMs: { min: 2000, max: 7000 } },
+      rejectCalls: true,
+      ignoreGroups: true,
+      history: 'none',
+    });
+  });
+
   it('every field at the edges of its range is accepted', async () => {
     const id = await newAccount();
     const edges = {
