@@ -167,14 +167,28 @@ function definedOnly<T extends object>(value: T): Partial<T> {
 /** The password an answer shows instead of the proxy's. */
 const MASKED_PASSWORD = '***';
 
-/** `scheme://user:` `password` `@`: the password is whatever lies between the first `:` after the user and the `@`. */
-const USERINFO_PASSWORD = /^([a-z0-9+.-]+:\/\/[^:@/?#]*:)([^@/?#]*)(@)/i;
+/**
+ * A URL cut around its password: `head` up to the `:` after the user, `tail` from the `@` on.
+ * The authority ends at the first `/`, `?`, `#` or `\`, and the user information at its last
+ * `@`, as WHATWG URL parsing reads it (a raw `@` in a password is the password's).
+ */
+function aroundPassword(url: string): { head: string; password: string; tail: string } | undefined {
+  const scheme = url.indexOf('://');
+  if (scheme < 0) return undefined;
+  const from = scheme + 3;
+  const rest = url.slice(from);
+  const end = rest.search(/[/?#\\]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return undefined;
+  return { head: url.slice(0, from + colon + 1), password: authority.slice(colon + 1, at), tail: url.slice(from + at) };
+}
 
 /** The proxy URL as answered: exactly as given, with only its password replaced by `***`. */
-function maskProxyUrl(url: string): string {
-  return url.replace(USERINFO_PASSWORD, (_all, head: string, password: string, at: string) =>
-    password ? `${head}${MASKED_PASSWORD}${at}` : `${head}${at}`,
-  );
+export function maskProxyUrl(url: string): string {
+  const parts = aroundPassword(url);
+  return parts?.password ? `${parts.head}${MASKED_PASSWORD}${parts.tail}` : url;
 }
 
 /**
@@ -183,8 +197,7 @@ function maskProxyUrl(url: string): string {
  * without knowing the password.
  */
 function keepMaskedPassword(url: string, stored: string | undefined): string {
-  const given = USERINFO_PASSWORD.exec(url);
-  if (!given || given[2] !== MASKED_PASSWORD || stored === undefined) return url;
+  if (aroundPassword(url)?.password !== MASKED_PASSWORD || stored === undefined) return url;
   return maskProxyUrl(stored) === url ? stored : url;
 }
 
