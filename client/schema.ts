@@ -35,7 +35,7 @@ export interface paths {
      */
     get: operations['listAccounts'];
     put?: never;
-    /** Create an account and start its connection (QR in the server log) */
+    /** Create an account (with its settings, optionally) and start its connection (QR in the server log) */
     post: operations['createAccount'];
     delete?: never;
     options?: never;
@@ -150,6 +150,27 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/accounts/{accountId}/settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The account's settings: pacing, proxy, calls, groups, history (docs/sending.md) */
+    get: operations['getAccountSettings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Change some settings; answers them all
+     * @description Merged field by field (`{sendPolicy: {perMinute: 6}}` changes that one). A running session applies them without a restart; a new proxy is used from the next connect.
+     */
+    patch: operations['updateAccountSettings'];
     trace?: never;
   };
   '/accounts/{accountId}/message/send': {
@@ -841,6 +862,31 @@ export interface components {
       error: string;
       detail?: string;
     };
+    /** @description Any subset of the settings; nested objects merge field by field. `null` removes the proxy or the call-reject message */
+    AccountSettingsPatch: {
+      sendPolicy?: {
+        enabled?: boolean;
+        perMinute?: number;
+        perHour?: number;
+        perDay?: number;
+        newChatsPerDay?: number;
+        gapMs?: {
+          min?: number;
+          max?: number;
+        };
+        typing?: boolean;
+        warmup?: boolean;
+        queueLimit?: number;
+      };
+      proxy?: {
+        url: string;
+      } | null;
+      rejectCalls?: boolean;
+      callRejectMessage?: string | null;
+      ignoreGroups?: boolean;
+      /** @enum {string} */
+      history?: 'none' | 'recent' | 'full';
+    };
     Account: {
       _id: string;
       name?: string;
@@ -878,6 +924,32 @@ export interface components {
        * @example 1767261660000
        */
       expiresAt: number;
+    };
+    AccountSettings: {
+      sendPolicy: {
+        enabled: boolean;
+        perMinute: number;
+        perHour: number;
+        perDay: number;
+        newChatsPerDay: number;
+        gapMs: {
+          min: number;
+          max: number;
+        };
+        typing: boolean;
+        warmup: boolean;
+        queueLimit: number;
+      };
+      /** @description null: none. The URL as given, its password replaced by `***` */
+      proxy: {
+        url: string;
+      } | null;
+      rejectCalls: boolean;
+      /** @description Absent: declined callers get no message */
+      callRejectMessage?: string;
+      ignoreGroups: boolean;
+      /** @enum {string} */
+      history: 'none' | 'recent' | 'full';
     };
     Webhook: {
       /** @example wh_3q2-7wEeRkGkYpXz0aB1cQ */
@@ -918,6 +990,7 @@ export interface components {
         | 'message.poll_vote'
         | 'session.status'
         | 'qr'
+        | 'call'
       )[];
       /** @description Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it. */
       secret?: string | null;
@@ -1078,6 +1151,7 @@ export interface operations {
           id: string;
           name?: string;
           collectionName?: string;
+          settings?: components['schemas']['AccountSettingsPatch'];
         };
       };
     };
@@ -1101,7 +1175,7 @@ export interface operations {
           };
         };
       };
-      /** @description id missing or invalid, or already in use */
+      /** @description id missing or invalid, or already in use; a setting unknown or invalid */
       400: {
         headers: {
           [name: string]: unknown;
@@ -1546,6 +1620,134 @@ export interface operations {
       };
       /** @description internal_error: the connector gave no code in time */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getAccountSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The whole settings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            settings: components['schemas']['AccountSettings'];
+          };
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  updateAccountSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AccountSettingsPatch'];
+      };
+    };
+    responses: {
+      /** @description The whole settings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            settings: components['schemas']['AccountSettings'];
+          };
+        };
+      };
+      /** @description A field unknown or invalid (the error names it), or a proxy at a forbidden address */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Changed by many other requests at the same time; try again */
+      409: {
         headers: {
           [name: string]: unknown;
         };

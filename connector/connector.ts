@@ -137,6 +137,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     onRunningListed: (accountIds) => {
       weights = accountsPerShard(accountIds, shardCount);
     },
+    pacing: config.SEND_PACING_DEFAULT === 'on',
   });
   // Sockets first: the shard balancer's own listener (below) then stops the shards' commands.
   heartbeat.onLost((why) => {

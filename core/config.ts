@@ -110,6 +110,14 @@ export const configSchema = z.object({
   SEND_SETTLE_MS: positiveInt(5_000).describe(
     'How much longer the API waits for the outcome of a send the connector started in time (keep SEND_TIMEOUT_MS + this under the HTTP timeout in front of the API)',
   ),
+  /**
+   * Whether new accounts start with their sends paced (`settings.sendPolicy.enabled`,
+   * docs/sending.md): on by default, since protecting the number is the point; `off` for a
+   * deployment (or a suite, a benchmark) whose accounts should send at once unless asked.
+   */
+  SEND_PACING_DEFAULT: z
+    .preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on'))
+    .describe('`off`: new accounts start with `settings.sendPolicy.enabled: false` (their sends unpaced)'),
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024).describe('Largest media upload (50 MB)'),
 
   /**

@@ -4,10 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
  * Where the person is, kept in the URL's fragment: reloads and the back button work, and the
  * server serves one page whatever the view.
  */
-export type AccountTab = 'chats' | 'webhooks' | 'keys';
+export type AccountTab = 'chats' | 'webhooks' | 'settings' | 'keys';
 export type Route = { view: 'accounts' } | { view: 'webhooks' } | { view: 'account'; accountId: string; tab: AccountTab; chatId?: string };
 
-const TABS: readonly AccountTab[] = ['chats', 'webhooks', 'keys'];
+const TABS: readonly AccountTab[] = ['chats', 'webhooks', 'settings', 'keys'];
 
 function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);

@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import type { SandboxCore } from './core.js';
 import { PairingError } from './network/pairing.js';
+import { CallError } from './network/calls.js';
 import { lidJid, pnJid } from './network/jids.js';
 import type { Account } from './network/model.js';
 import { kickAllDevices, kickDevice, KICK_KINDS } from './kicks.js';
@@ -14,6 +15,8 @@ const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().mi
 const scanSchema = z.object({ phone: phoneSchema, qr: z.string().min(1).max(2000) });
 const pairSchema = z.object({ phone: phoneSchema, code: z.string().min(1).max(20) });
 const sendSchema = z.object({ to: z.string().min(1).max(100), text: z.string().min(1).max(65_536) });
+const callSchema = z.object({ to: z.string().min(1).max(100), video: z.boolean().optional() });
+const endCallSchema = z.object({ callId: z.string().min(1).max(64) });
 const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999).optional(), kind: z.enum(KICK_KINDS) });
 const versionText = z.string().refine((text) => parseWaVersion(text) !== undefined, 'must look like 2.3000.1234567');
 const versionSchema = z.object({ current: versionText.optional(), minimum: versionText.nullable().optional() });
@@ -61,7 +64,7 @@ function describe(core: SandboxCore, account: Account) {
   };
 }
 
-/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, kicks, client versions, health. */
+/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, calls, kicks, client versions, health. */
 export function createControlApi(core: SandboxCore): Hono {
   const app = new Hono();
 
@@ -114,6 +117,28 @@ export function createControlApi(core: SandboxCore): Hono {
     const id = await core.phones.sendText(account, target.account, text);
     return c.json({ id });
   });
+
+  /** The phone calls an account (`to`: its number or JID); its companion devices ring. */
+  app.post('/phones/:phone/call', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { to, video } = await body(c, callSchema);
+    const target = core.network.accounts.resolve(to.includes('@') ? to : `${to}@s.whatsapp.net`);
+    if (!target) throw new HTTPException(404, { message: 'unknown recipient' });
+    return c.json({ ok: true, callId: core.network.calls.place(account, target.account, video ?? false).callId });
+  });
+  /** The phone hangs up a call still ringing: unanswered, it ends as missed. */
+  app.post('/phones/:phone/call/end', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { callId } = await body(c, endCallSchema);
+    try {
+      return c.json({ ok: true, call: core.network.calls.end(account, callId) });
+    } catch (err) {
+      if (err instanceof CallError) throw new HTTPException(err.status, { message: err.message });
+      throw err;
+    }
+  });
+  /** The calls the phone made or received, with how each ended (`rejectedBy`: the device that declined it). */
+  app.get('/phones/:phone/calls', (c) => c.json({ calls: core.network.calls.of(accountOf(core, c.req.param('phone')).phone) }));
 
   app.get('/phones/:phone/messages', async (c) => c.json({ messages: await core.phones.readInbox(accountOf(core, c.req.param('phone'))) }));
 

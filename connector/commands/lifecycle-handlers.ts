@@ -45,6 +45,30 @@ export function lifecycleHandlers(deps: LifecycleDeps) {
       return done('session closed');
     },
 
+    /**
+     * Settings take effect without a restart. The API sends this command after each change,
+     * and the session here reads the account again (one GetItem per change). The other ways a
+     * running session could learn of a change cost requests while nothing changes: reading the
+     * account on every message or call, or polling it, is a read per account per period for
+     * thousands of idle accounts; the command costs one SQS message and one read per change,
+     * nothing otherwise, and reaches the connector that runs the account like any other
+     * command of it (its FIFO group, its shard). The settings are not in the command itself:
+     * the proxy's password stays out of the queue, and two changes racing cannot leave the
+     * older one applied.
+     */
+    async settings_changed(command: CommandOf<'settings_changed'>): Promise<CommandOutcome> {
+      const found = await registry.refreshSettings(command.accountId);
+      switch (found) {
+        case 'applied':
+          return done('settings applied');
+        case 'account_not_found':
+          return done('account does not exist');
+        case 'no_session':
+          // A session started later reads the settings as it starts.
+          return (await belongsElsewhere(command.accountId)) ? notOurs() : done('no session here');
+      }
+    },
+
     async delete_account(command: CommandOf<'delete_account'>): Promise<CommandOutcome> {
       if (await belongsElsewhere(command.accountId)) {
         return notOurs();

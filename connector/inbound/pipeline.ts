@@ -36,6 +36,7 @@ import type { Readable } from 'node:stream';
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys';
 import type { AwsClients } from '../../core/aws.js';
 import type { Config } from '../../core/config.js';
+import { isGroupJid } from '../../core/jid.js';
 import { lazyChild } from '../../core/lazy-child.js';
 import type { Logger } from '../../core/logger.js';
 import { mediaStoreOf } from '../../core/media-store.js';
@@ -79,6 +80,8 @@ export interface InboundContext {
    * message too large to record).
    */
   writeAhead?(messageId: string): WriteAhead | undefined;
+  /** The account's `ignoreGroups` setting now: group messages are then neither stored nor posted. */
+  ignoreGroups?(): boolean;
 }
 
 type MessagesUpsert = BaileysEventMap['messages.upsert'];
@@ -143,6 +146,12 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
 
   /** What the message is; map-message loads Baileys, which an empty connector does not need, so it comes with the first message. */
   async function mapOne(msg: WAMessage, ctx: InboundContext): Promise<InboundAction> {
+    // Before mapping: reactions, edits and revokes in a group are group traffic too. Skipped,
+    // the message counts as handled, so its write-ahead record is deleted like a stored one's.
+    // Not Baileys' `shouldIgnoreJid`: that nacks the stanza undecrypted, and the sender keys
+    // group messages carry would be lost, so that the group could not be read once the
+    // setting is turned off again.
+    if (ctx.ignoreGroups?.() && msg.key.remoteJid && isGroupJid(msg.key.remoteJid)) return { kind: 'skip', reason: 'group (ignoreGroups)' };
     mapper ??= await import('./map-message.js');
     return mapper.mapInboundMessage(msg, ctx.selfJid);
   }

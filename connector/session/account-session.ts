@@ -13,6 +13,8 @@ import type { NetworkOptions } from '../network/network-options.js';
 import { afterClose, closeCodeOf, loggedIn, loginTries, type ClosingSession } from './after-close.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
 import { canMove, isWindingDown, type Lifecycle } from './lifecycle.js';
+import type { AccountSettings } from '../../core/schemas/settings.js';
+import { callHandler } from './calls.js';
 import { dropUnfinishedCodeLink, linkPhaseOf, requestPairingCode, showQr, type LinkPhase, type QrTargets } from './link-phase.js';
 import { moveTarget, storeMove, type StatusStore } from './status-move.js';
 import type { SessionEvents } from './session-events.js';
@@ -46,6 +48,8 @@ export interface AccountSessionDeps {
   recordedStatus: AccountStatus;
   /** The WhatsApp Web version each socket announces, and a newer one after WhatsApp refused it. */
   waVersion: Pick<WaVersionKeeper, 'current' | 'newerThan'>;
+  /** The account's settings when the session was made; `applySettings` brings changes. */
+  settings: AccountSettings;
 }
 
 /** The status a stopped session leaves on the account, and why. */
@@ -94,11 +98,15 @@ export class AccountSession {
   private readonly parts: SessionParts;
   /** This session as `afterClose` (after-close.ts) sees it. */
   private readonly closing: ClosingSession;
+  /** The account's settings now: read where they apply (the inbound context, calls), so a change applies to what comes next. */
+  private settings: AccountSettings;
+  private readonly onCalls: ReturnType<typeof callHandler>;
 
   constructor(deps: AccountSessionDeps) {
     this.deps = deps;
     this.accountId = deps.accountId;
     this.currentStatus = deps.recordedStatus;
+    this.settings = deps.settings;
     this.log = deps.logger.child({ accountId: deps.accountId });
     const { accountId, table, network, waVersion, inbound, events, printTerminalQr, statusWriter } = deps;
     const log = this.log;
@@ -117,7 +125,9 @@ export class AccountSession {
       inbox: new Inbox(table, accountId, log),
       sentMessages: sentMessageLookup(table, accountId, log),
       groupSubjects: new GroupSubjects(table, accountId, log),
+      settings: () => this.settings,
     };
+    this.onCalls = callHandler({ accountId, log, events, settings: () => this.settings });
     // The account may have been another connector's since this process last wrote its chats.
     chatWriterOf(deps.table).forgetAccount(deps.accountId);
     this.closing = {
@@ -219,6 +229,19 @@ export class AccountSession {
     await this.statusWrites.drained();
   }
 
+  /**
+   * The account's settings changed (SessionRegistry.refreshSettings): they apply from now on,
+   * to this socket's next message and call. Which fields changed is logged, never their values
+   * (a proxy URL may carry a password).
+   */
+  applySettings(settings: AccountSettings): void {
+    const changed = (Object.keys(settings) as (keyof AccountSettings)[]).filter(
+      (key) => JSON.stringify(settings[key]) !== JSON.stringify(this.settings[key]),
+    );
+    this.settings = settings;
+    this.log.info({ changed }, 'account settings applied');
+  }
+
   /** Writes the live status again (a `connect` on a running session was recorded as `connecting`). */
   republishStatus(): Promise<void> {
     return this.move(this.lifecycle, { status: this.currentStatus });
@@ -286,6 +309,9 @@ export class AccountSession {
       ...(previous ? { after: withTimeout(previous.drained(), DRAIN_TIMEOUT_MS) } : {}),
       onConnectionUpdate: (update) => {
         if (this.sock === sock) void this.onConnectionUpdate(update);
+      },
+      onCalls: (calls) => {
+        if (this.sock === sock) this.onCalls(sock, calls);
       },
       onCredsUpdate: () => {
         auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));

@@ -5,6 +5,7 @@ import {
   type ConnectionState,
   type GroupMetadata,
   type MessageUserReceiptUpdate,
+  type WACallEvent,
   type WAMessageUpdate,
   type WASocket,
 } from '@whiskeysockets/baileys';
@@ -35,6 +36,8 @@ export interface DispatchTargets {
   inbox?: { retire(messageId: string): void; release(messageId: string): void };
   /** Inbound work of this socket starts after this (the previous socket's queue draining). */
   after?: Promise<unknown>;
+  /** Incoming calls (connector/session/calls.ts). */
+  onCalls?(calls: readonly WACallEvent[]): void;
 }
 
 export interface Dispatcher {
@@ -114,6 +117,7 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
   const detach = sock.ev.process(async (events) => {
     if (events['connection.update']) targets.onConnectionUpdate(events['connection.update']);
     if (events['creds.update']) targets.onCredsUpdate();
+    if (events.call) targets.onCalls?.(events.call);
 
     const history = events['messaging-history.set'];
     if (history) {

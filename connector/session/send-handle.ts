@@ -7,6 +7,7 @@ import type { InboundContext } from '../inbound/pipeline.js';
 import type { NetworkOptions } from '../network/network-options.js';
 import type { GroupMetadataCache } from './group-metadata.js';
 import type { GroupSubjects } from './group-subjects.js';
+import type { AccountSettings } from '../../core/schemas/settings.js';
 import { sentContentOf } from './sent-content.js';
 
 /** See `AccountSession.sendHandle`. */
@@ -40,12 +41,14 @@ export interface ContextParts {
   groupSubjects: GroupSubjects;
   groupMetadata: GroupMetadataCache;
   inbox: Inbox;
+  /** The account's settings now. */
+  settings(): AccountSettings;
 }
 
 /** The inbound context of `sock`, undefined before the account's own JID (`selfJid`) is known. */
 export function inboundContextOf(sock: WASocket, selfJid: string | undefined, parts: ContextParts): InboundContext | undefined {
   if (!selfJid) return undefined;
-  const { log, groupSubjects, groupMetadata, inbox } = parts;
+  const { log, groupSubjects, groupMetadata, inbox, settings } = parts;
   const dispatcher = parts.network.downloadDispatcher;
   return {
     selfJid,
@@ -56,6 +59,7 @@ export function inboundContextOf(sock: WASocket, selfJid: string | undefined, pa
       }),
     groupSubject: (groupJid) => groupSubjects.subjectOf((jid) => groupMetadata.metadataOf(sock, jid), groupJid),
     writeAhead: (messageId) => (inbox.holds(messageId) ? 'live' : undefined),
+    ignoreGroups: () => settings().ignoreGroups,
   };
 }
 

@@ -18,23 +18,38 @@ interface QrShown {
   timestamp: number;
 }
 
+/** A call to the account (docs/webhooks.md, `call`): offered, declined by the gateway, or ended unanswered. */
+export interface CallReport {
+  callId: string;
+  /** The caller's JID (its phone-number JID when WhatsApp gives it). */
+  from: string;
+  isVideo: boolean;
+  status: 'offer' | 'rejected' | 'missed';
+  /** Unix ms. */
+  timestamp: number;
+}
+
 /**
- * The `session.status` and `qr` webhook events (docs/webhooks.md). Queued without waiting: a
+ * The `session.status`, `qr` and `call` webhook events (docs/webhooks.md). Queued without waiting: a
  * failed enqueue is logged and costs that event only, never the session that emitted it.
  */
 export interface SessionEvents {
   status(accountId: string, change: StatusChange): void;
   qr(accountId: string, shown: QrShown): void;
+  call(accountId: string, report: CallReport): void;
 }
 
 export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: Logger): SessionEvents {
   // With the timestamp, tells apart the events of one account within one millisecond.
   let sequence = 0;
-  const enqueue = (accountId: string, event: 'session.status' | 'qr', body: StatusChange | QrShown) => {
+  const enqueue = (accountId: string, event: 'session.status' | 'qr' | 'call', body: StatusChange | QrShown | CallReport) => {
     sequence += 1;
-    const kind = event === 'qr' ? 'qr' : 'session';
+    const kind = event === 'session.status' ? 'session' : event;
+    // A call's events are one per call and status: the same id if the same report comes twice.
+    const eventId =
+      'callId' in body ? `${accountId}:call:${body.callId}:${body.status}` : `${accountId}:${kind}:${body.timestamp}:${sequence}`;
     const queued: WebhookEvent = {
-      eventId: `${accountId}:${kind}:${body.timestamp}:${sequence}`,
+      eventId,
       accountId,
       event,
       body: { ...body },
@@ -45,5 +60,6 @@ export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: 
   return {
     status: (accountId, change) => enqueue(accountId, 'session.status', change),
     qr: (accountId, shown) => enqueue(accountId, 'qr', shown),
+    call: (accountId, report) => enqueue(accountId, 'call', report),
   };
 }

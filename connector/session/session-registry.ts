@@ -1,5 +1,6 @@
 import type { Logger } from '../../core/logger.js';
 import { findAccount, holdsItsCollection, listAccounts } from '../../core/store/accounts.js';
+import { settingsOf } from '../../core/store/account-settings.js';
 import type { Table } from '../../core/store/table.js';
 import type { AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
@@ -27,7 +28,12 @@ export interface SessionRegistryDeps {
   isMine?: (accountId: string) => boolean;
   /** Each scan's accounts that should run, every connector's (scale-out balances by them). */
   onRunningListed?: (accountIds: string[]) => void;
+  /** `sendPolicy.enabled` of accounts stored without settings (SEND_PACING_DEFAULT; default on). */
+  pacing?: boolean;
 }
+
+/** What `refreshSettings` found. */
+export type SettingsRefresh = 'applied' | 'no_session' | 'account_not_found';
 
 export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | 'account_not_found';
 
@@ -159,6 +165,7 @@ export class SessionRegistry {
         events: this.deps.events,
         // A `connect` follows the route's write of `connecting`: the session's status changes count from there.
         recordedStatus: reason === 'connect' ? 'connecting' : account.status,
+        settings: settingsOf(account, this.deps.pacing ?? true),
         statusWriter: this.statusWriter,
         waVersion: this.deps.waVersion,
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
@@ -173,6 +180,23 @@ export class SessionRegistry {
         throw error;
       }
       return 'started';
+    });
+  }
+
+  /**
+   * The account's settings changed (the `settings_changed` command): its session here reads them
+   * again, strongly consistent, and applies them at once. In turn with the account's other
+   * operations, so a start that read the account before the change is done first and then
+   * brought up to date.
+   */
+  refreshSettings(accountId: string): Promise<SettingsRefresh> {
+    return this.perAccount.run(accountId, async () => {
+      const session = this.sessions.get(accountId);
+      if (!session) return 'no_session';
+      const account = await findAccount(this.deps.table, accountId, true);
+      if (!account) return 'account_not_found';
+      session.applySettings(settingsOf(account, this.deps.pacing ?? true));
+      return 'applied';
     });
   }
 

@@ -37,6 +37,15 @@ function bareHost(url: URL): string {
 export function checkTargetUrl(url: URL, policy: TargetPolicy): UrlVerdict {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return refused('not an http or https URL');
   if (url.username !== '' || url.password !== '') return refused('credentials in the URL');
+  return checkTargetHost(url, policy);
+}
+
+/**
+ * The host part of the URL check, for any scheme: an IP address host is allowed or refused
+ * here, a host name refused by name, or left to be resolved (`resolve`). A proxy's URL
+ * (proxy-target.ts) is checked by it too, its scheme and credentials being its own.
+ */
+export function checkTargetHost(url: URL, policy: TargetPolicy): UrlVerdict {
   const host = bareHost(url);
   if (isIP(host)) {
     const classified = classifyAddress(host);
@@ -84,7 +93,18 @@ export async function checkWebhookTarget(
   } catch {
     return refused('not a valid URL');
   }
-  const verdict = checkTargetUrl(parsed, policy);
+  return resolvedVerdict(checkTargetUrl(parsed, policy), policy, lookupAll);
+}
+
+/**
+ * A URL verdict completed: a host name left to resolve is resolved and every address checked.
+ * A name that does not resolve (or not in time) is accepted (see checkWebhookTarget).
+ */
+export async function resolvedVerdict(
+  verdict: UrlVerdict,
+  policy: TargetPolicy,
+  lookupAll: LookupAll = lookupAllDefault,
+): Promise<TargetVerdict> {
   if (!verdict.allowed) return verdict;
   const host = verdict.resolve;
   if (host === undefined) return { allowed: true };

@@ -35,6 +35,13 @@ export const accountSchema = z.object({
   lastDisconnect: lastDisconnectSchema.optional(),
   createdAt: z.string(),
   lastUpdate: z.string(),
+  /**
+   * The settings as stored (core/schemas/settings.ts): read through `storedSettingsOf`, which
+   * gives every absent field its default. Absent on accounts created before settings existed.
+   */
+  settings: z.record(z.string(), z.unknown()).optional(),
+  /** Counts the writes of `settings`: a PATCH writes only over the version it read. */
+  settingsVersion: z.number().int().optional(),
 });
 export type Account = z.infer<typeof accountSchema>;
 

@@ -14,6 +14,11 @@ export type MediaKind = z.infer<typeof mediaKindSchema>;
 
 const connectCommandSchema = z.object({ ...base, type: z.literal('connect'), payload: z.object({}) });
 const disconnectCommandSchema = z.object({ ...base, type: z.literal('disconnect'), payload: z.object({}) });
+/**
+ * The account's settings changed (PATCH /accounts/:accountId/settings): a session running it
+ * reads them again. Without them in the payload: the proxy's password stays out of the queue.
+ */
+const settingsChangedCommandSchema = z.object({ ...base, type: z.literal('settings_changed'), payload: z.object({}) });
 const deleteAccountCommandSchema = z.object({
   ...base,
   type: z.literal('delete_account'),
@@ -150,6 +155,7 @@ const socketQueryCommandSchema = z.object({ ...base, type: z.literal('socket_que
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
   disconnectCommandSchema,
+  settingsChangedCommandSchema,
   deleteAccountCommandSchema,
   sendTextCommandSchema,
   sendReplyCommandSchema,

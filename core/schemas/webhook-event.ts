@@ -13,6 +13,7 @@ const WEBHOOK_EVENT_NAMES = [
   'message.poll_vote',
   'session.status',
   'qr',
+  'call',
 ] as const;
 export const webhookEventNameSchema = z.enum(WEBHOOK_EVENT_NAMES);
 type WebhookEventName = z.infer<typeof webhookEventNameSchema>;
@@ -78,6 +79,13 @@ const webhookEventBodySchemas = {
     timestamp: z.number().int(),
   }),
   qr: z.object({ qr: z.string(), expiresAt: z.number().int(), timestamp: z.number().int() }),
+  call: z.object({
+    callId: z.string(),
+    from: z.string(),
+    isVideo: z.boolean(),
+    status: z.enum(['offer', 'rejected', 'missed']),
+    timestamp: z.number().int(),
+  }),
 } satisfies Record<WebhookEventName, z.ZodType>;
 
 /**

@@ -2,6 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { AlreadyExistsError, ConflictError, NotFoundError, isConditionalCheckFailed } from '../errors.js';
 import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
 import { accountSchema, accountViewSchema, type Account, type AccountStatusChange, type AccountView } from '../schemas/account.js';
+import type { AccountSettings } from '../schemas/settings.js';
 import { backfillCollectionClaims, claimCollection, collectionHolder } from './collection-claims.js';
 import { ALL, gsi1CursorPage, queryGsi1 } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
@@ -11,6 +12,8 @@ export interface NewAccount {
   name?: string;
   collectionName: string;
   status: Account['status'];
+  /** Stored with the account (core/schemas/settings.ts), at settings version 1. */
+  settings?: AccountSettings;
 }
 
 /**
@@ -36,6 +39,7 @@ export async function createAccount(table: Table, input: NewAccount, now = new D
     hasQR: false,
     createdAt,
     lastUpdate: createdAt,
+    ...(input.settings ? { settings: input.settings, settingsVersion: 1 } : {}),
   };
   try {
     await table.doc.send(

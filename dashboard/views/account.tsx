@@ -8,11 +8,12 @@ import { ChatsPanel } from './chats.js';
 import { KeysPanel } from './keys.js';
 import { Linking } from './linking.js';
 import { ErrorLine, StatusBadge } from './parts.js';
+import { SettingsPanel } from './settings.js';
 import { WebhooksPanel } from './webhooks.js';
 
-const TAB_NAMES: Record<AccountTab, string> = { chats: 'Chats', webhooks: 'Webhooks', keys: 'Keys' };
+const TAB_NAMES: Record<AccountTab, string> = { chats: 'Chats', webhooks: 'Webhooks', settings: 'Settings', keys: 'Keys' };
 
-/** One account: its status, connection controls, linking, and its chats, webhooks and keys. */
+/** One account: its status, connection controls, linking, and its chats, webhooks, settings and keys. */
 export function AccountView({ accountId, tab, chatId }: { accountId: string; tab: AccountTab; chatId?: string | undefined }) {
   const { api, caller } = useSession();
   const [account, setAccount] = useState<Account>();
@@ -42,7 +43,7 @@ export function AccountView({ accountId, tab, chatId }: { accountId: string; tab
     );
 
   const status = account ? (account.currentStatus ?? account.status) : undefined;
-  const tabs: AccountTab[] = managesEverything(caller) ? ['chats', 'webhooks', 'keys'] : ['chats', 'webhooks'];
+  const tabs: AccountTab[] = managesEverything(caller) ? ['chats', 'webhooks', 'settings', 'keys'] : ['chats', 'webhooks', 'settings'];
   return (
     <section aria-labelledby="account-title" class="account">
       <div class="account-head">
@@ -71,6 +72,7 @@ export function AccountView({ accountId, tab, chatId }: { accountId: string; tab
       </nav>
       {tab === 'chats' && <ChatsPanel accountId={accountId} chatId={chatId} />}
       {tab === 'webhooks' && <WebhooksPanel accountId={accountId} />}
+      {tab === 'settings' && <SettingsPanel accountId={accountId} />}
       {tab === 'keys' && managesEverything(caller) && <KeysPanel accountId={accountId} />}
     </section>
   );

@@ -10,11 +10,14 @@ import { newRouter } from '../http/router.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { errorResponse as error, jsonContent, jsonResponse as json, messageResponse } from '../http/responses.js';
 import { accountIdParam } from '../http/validation.js';
+import { checkProxyOf, pacingOf, settingsPatchBody } from './settings.js';
+import { defaultSettings, mergeSettings } from '../../core/schemas/settings.js';
 
 const createBody = z.object({
   id: z.string({ error: 'id is required' }).min(1, { error: 'id is required' }),
   name: z.string({ error: 'name must be a string' }).max(256, { error: 'name must be at most 256 characters' }).optional(),
   collectionName: z.string({ error: 'collectionName must be a string' }).optional(),
+  settings: settingsPatchBody.optional(),
 });
 
 const accountView = z
@@ -50,11 +53,11 @@ function view(account: Account) {
 const create = createRoute({
   method: 'post',
   path: '/accounts',
-  summary: 'Create an account and start its connection (QR in the server log)',
+  summary: 'Create an account (with its settings, optionally) and start its connection (QR in the server log)',
   request: { body: { required: true, content: jsonContent(createBody) } },
   responses: {
     201: json(z.object({ ok: z.literal(true), account: createdView }), 'Created'),
-    400: error('id missing or invalid, or already in use'),
+    400: error('id missing or invalid, or already in use; a setting unknown or invalid'),
     409: error('collectionName already in use (another account holds that session)'),
   },
 });
@@ -138,11 +141,15 @@ export function accountRecordRoutes(services: Services): OpenAPIHono<AppEnv> {
       if (!isValidCollectionName(collectionName)) {
         throw new ValidationError('collectionName must be 1-128 letters, digits, _ or -');
       }
+      const settings = mergeSettings(defaultSettings(pacingOf(services)), body.settings ?? {});
+      if ('problem' in settings) throw new ValidationError(settings.problem);
+      await checkProxyOf(c, services, body.settings);
       const account = await createAccount(table, {
         id: body.id,
         ...(body.name !== undefined ? { name: body.name } : {}),
         collectionName,
         status: 'connecting',
+        settings,
       });
       try {
         await queues.sendCommand({ type: 'connect', accountId: account._id, commandId: newCommandId(), payload: {} });

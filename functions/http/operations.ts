@@ -5,7 +5,7 @@
  */
 export const OPERATION_TAGS = [
   { name: 'health', description: 'Whether the server is up, and the WhatsApp Web version it announces' },
-  { name: 'accounts', description: 'Accounts: create, link by QR or pairing code, connect, disconnect, delete' },
+  { name: 'accounts', description: 'Accounts: create, link by QR or pairing code, connect, disconnect, delete; their settings' },
   { name: 'messages', description: 'Sending every kind of message, editing, forwarding, deleting; stored messages and their media' },
   { name: 'chats', description: 'Stored chats, read receipts and presence' },
   { name: 'groups', description: 'Groups the account is in: create, read, change, participants, invite links, leave' },
@@ -29,6 +29,8 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /accounts/{accountId}/disconnect': { operationId: 'disconnectAccount', tag: 'accounts' },
   'GET /accounts/{accountId}/qr': { operationId: 'getQrCode', tag: 'accounts' },
   'POST /accounts/{accountId}/pairing-code': { operationId: 'requestPairingCode', tag: 'accounts' },
+  'GET /accounts/{accountId}/settings': { operationId: 'getAccountSettings', tag: 'accounts' },
+  'PATCH /accounts/{accountId}/settings': { operationId: 'updateAccountSettings', tag: 'accounts' },
 
   'POST /accounts/{accountId}/message/send': { operationId: 'sendText', tag: 'messages' },
   'POST /accounts/{accountId}/message/reply': { operationId: 'sendReply', tag: 'messages' },

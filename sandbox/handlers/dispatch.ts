@@ -22,6 +22,8 @@ export function dispatchStanza(ctx: StanzaContext, node: BinaryNode): void {
       return handleChatstate(ctx, node);
     case 'presence':
       return handlePresence(ctx, node);
+    case 'call':
+      return ctx.network.calls.fromDevice(ctx.account, ctx.device, node, ctx.send);
     case 'ack':
       if (node.attrs.error) {
         ctx.network.logger.debug({ attrs: node.attrs }, 'client refused a stanza');

@@ -156,6 +156,34 @@ describe('the console at /dashboard, in a browser', () => {
     expect(await unnamedControls(page)).toEqual([]);
   });
 
+  it("changes the account's settings in one save, and shows the API's error naming a wrong field", async () => {
+    const { page } = admin;
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.getByLabel('Decline incoming calls', { exact: true }).check();
+    await page.getByLabel('Message to a declined caller', { exact: true }).fill('Calls are not answered here; please write.');
+    await page.getByLabel('Sends per minute', { exact: true }).fill('6');
+    await page.getByLabel('Proxy URL', { exact: true }).fill('socks5://desk:pa55word@127.0.0.1:1080');
+    await page.getByRole('button', { name: 'Save settings', exact: true }).click();
+    await page.getByText('Settings saved.', { exact: false }).waitFor();
+    // The answer is shown: the password masked.
+    expect(await page.getByLabel('Proxy URL', { exact: true }).inputValue()).toBe('socks5://desk:***@127.0.0.1:1080');
+    const stored = await api.call('GET', `/accounts/${ACCOUNT}/settings`, undefined, asAdmin);
+    expect(stored.body.settings).toMatchObject({
+      rejectCalls: true,
+      callRejectMessage: 'Calls are not answered here; please write.',
+      sendPolicy: { perMinute: 6, perHour: 300 },
+      proxy: { url: 'socks5://desk:***@127.0.0.1:1080' },
+    });
+
+    await page.getByLabel('Shortest gap (ms)', { exact: true }).fill('9000');
+    await page.getByRole('button', { name: 'Save settings', exact: true }).click();
+    await page.getByRole('alert').getByText('sendPolicy.gapMs.min must not be above sendPolicy.gapMs.max', { exact: true }).waitFor();
+    expect((await api.call('GET', `/accounts/${ACCOUNT}/settings`, undefined, asAdmin)).body.settings).toMatchObject({
+      sendPolicy: { gapMs: { min: 2000, max: 6000 } },
+    });
+    expect(await unnamedControls(page)).toEqual([]);
+  });
+
   it('creates an account key whose holder sees only that account', async () => {
     const { page } = admin;
     await page.getByRole('link', { name: 'Keys', exact: true }).click();
@@ -240,6 +268,9 @@ describe('the console at /dashboard, in a browser', () => {
     await phone.page.getByRole('link', { name: 'Webhooks', exact: true }).click();
     await phone.page.getByRole('button', { name: 'Deliveries', exact: true }).click();
     await phone.page.getByRole('cell', { name: 'delivered', exact: true }).first().waitFor();
+    expect(await widerThanScreen(phone.page)).toEqual([]);
+    await phone.page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await phone.page.getByRole('button', { name: 'Save settings', exact: true }).waitFor();
     expect(await widerThanScreen(phone.page)).toEqual([]);
     expect(await unnamedControls(phone.page)).toEqual([]);
   });

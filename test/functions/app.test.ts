@@ -92,6 +92,7 @@ describe('the app', () => {
         '/accounts/{accountId}/messages/{messageId}/media',
         '/accounts/{accountId}/pairing-code',
         '/accounts/{accountId}/qr',
+        '/accounts/{accountId}/settings',
         '/accounts/{accountId}/status',
         '/ping',
         '/webhooks',

@@ -46,6 +46,32 @@ describe('sandbox: control API input and hostile frames', () => {
     expect(typeof res.json.error).toBe('string');
   });
 
+  it('calls: placed, listed for both phones, ended once; unknown phones, recipients and calls are 404, a bad body 400', async () => {
+    await call('POST', '/phones', JSON.stringify({ phone: '15550007101' }));
+    await call('POST', '/phones', JSON.stringify({ phone: '15550007102' }));
+    const placed = await call('POST', '/phones/15550007101/call', JSON.stringify({ to: '15550007102', video: true }));
+    expect(placed).toMatchObject({ status: 200, json: { ok: true, callId: expect.stringMatching(/^[0-9A-F]{32}$/) } });
+    const callId = String(placed.json.callId);
+    const listed = { callId, from: '15550007101', to: '15550007102', video: true, status: 'ringing', startedAt: expect.any(Number) };
+    expect((await call('GET', '/phones/15550007101/calls')).json).toEqual({ calls: [listed] });
+    expect((await call('GET', '/phones/15550007102/calls')).json).toEqual({ calls: [listed] });
+    // Only the caller hangs up its call.
+    expect((await call('POST', '/phones/15550007102/call/end', JSON.stringify({ callId }))).status).toBe(404);
+    expect(await call('POST', '/phones/15550007101/call/end', JSON.stringify({ callId }))).toMatchObject({
+      status: 200,
+      json: { ok: true, call: { ...listed, status: 'missed', endedAt: expect.any(Number) } },
+    });
+    expect(await call('POST', '/phones/15550007101/call/end', JSON.stringify({ callId }))).toMatchObject({
+      status: 409,
+      json: { error: 'call already ended (missed)' },
+    });
+    expect((await call('POST', '/phones/15550007101/call/end', JSON.stringify({ callId: 'NOPE' }))).status).toBe(404);
+    expect((await call('POST', '/phones/15550007101/call', JSON.stringify({ to: '15550007999' }))).status).toBe(404);
+    expect((await call('POST', '/phones/15550007999/call', JSON.stringify({ to: '15550007102' }))).status).toBe(404);
+    expect((await call('POST', '/phones/15550007101/call', JSON.stringify({ to: '15550007102', video: 'yes' }))).status).toBe(400);
+    expect((await call('POST', '/phones/15550007101/call/end', JSON.stringify({}))).status).toBe(400);
+  });
+
   it('client versions: /sw.js carries the current revision as WhatsApp Web does; PUT /version moves it and the minimum', async () => {
     const before = await call('GET', '/version');
     expect(before.json).toMatchObject({ minimum: null, current: expect.stringMatching(/^2\.3000\.\d+$/) });

@@ -7,6 +7,7 @@ export function handlersFrom(handle: (command: Command) => Promise<CommandOutcom
     connect: handle,
     disconnect: handle,
     delete_account: handle,
+    settings_changed: handle,
     send_text: handle,
     send_reply: handle,
     send_media: handle,

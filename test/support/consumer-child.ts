@@ -23,6 +23,7 @@ const handlers: CommandHandlers = {
   connect: never,
   disconnect: never,
   delete_account: never,
+  settings_changed: never,
   send_text: never,
   send_reply: never,
   send_media: never,

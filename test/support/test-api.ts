@@ -1,10 +1,17 @@
+import type { Logger } from '../../core/logger.js';
 import { startApiServer, type ApiServer } from '../../functions/server.js';
 import { startFakeConnector, type FakeConnector } from './fake-connector.js';
 import { silentLogger, startTestStack, type TestStack } from './test-stack.js';
 
-/** The API on a free loopback port against the stack; `call` sends JSON and parses the answer. */
-export async function startTestApi(stack: TestStack): Promise<ApiServer & { call: typeof call }> {
-  const api = await startApiServer({ config: stack.config, clients: stack.clients, logger: silentLogger, port: 0, host: '127.0.0.1' });
+/**
+ * The API on a free loopback port against the stack; `call` sends JSON and parses the answer.
+ * `logger`: where the API logs (silent by default).
+ */
+export async function startTestApi(
+  stack: Pick<TestStack, 'config' | 'clients'>,
+  logger: Logger = silentLogger,
+): Promise<ApiServer & { call: typeof call }> {
+  const api = await startApiServer({ config: stack.config, clients: stack.clients, logger, port: 0, host: '127.0.0.1' });
   async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) {
     const init: RequestInit = { method, headers: { ...headers }, ...(signal ? { signal } : {}) };
     if (body !== undefined) {

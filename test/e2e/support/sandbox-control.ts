@@ -1,3 +1,4 @@
+import type { SandboxCall } from '../../../sandbox/network/calls.js';
 import type { Undelivered } from '../../../sandbox/network/network.js';
 
 /**
@@ -24,6 +25,12 @@ export interface SandboxControl {
   /** Group metadata queries the phone's devices (the gateway's socket among them) have asked. */
   groupMetadataQueries(phone: string): Promise<number>;
   kick(phone: string, device: number, kind: string): Promise<unknown>;
+  /** The phone calls `to` (a phone number or JID): its devices ring. */
+  call(phone: string, to: string, video?: boolean): Promise<{ ok: true; callId: string }>;
+  /** The phone hangs up a ringing call: it ends unanswered (missed). */
+  endCall(phone: string, callId: string): Promise<{ ok: true; call: SandboxCall }>;
+  /** The calls the phone made or received, with how each ended. */
+  calls(phone: string): Promise<SandboxCall[]>;
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
   /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
@@ -68,6 +75,9 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,
     groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
+    call: (phone, to, video) => call('POST', `/phones/${phone}/call`, { to, ...(video !== undefined ? { video } : {}) }),
+    endCall: (phone, callId) => call('POST', `/phones/${phone}/call/end`, { callId }),
+    calls: async (phone) => (await call<{ calls: SandboxCall[] }>('GET', `/phones/${phone}/calls`)).calls,
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
     undelivered: async () => (await call<{ undelivered: Undelivered }>('GET', '/health')).undelivered,
     versions: () => call('GET', '/version'),
