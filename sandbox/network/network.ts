@@ -6,6 +6,7 @@ import type { Account, CompanionDevice } from './model.js';
 import { lidJid, pnJid } from './jids.js';
 import { GroupRegistry } from '../groups/registry.js';
 import { GroupReceiptLedger } from '../groups/receipts.js';
+import { SendLimits } from './send-limits.js';
 import { awaitsReceipt, enforceKeptLimit, noteAck, noteReceipt, noteSent, requeueUnreceipted } from './delivery.js';
 
 /** What the network needs from a live client connection. */
@@ -50,6 +51,8 @@ export class Network {
   readonly groups: GroupRegistry;
   /** Group receipts already forwarded (once per message, member and type). */
   readonly groupReceipts = new GroupReceiptLedger();
+  /** WhatsApp's refusals and withheld acks, set through the control API (send-limits.ts). */
+  readonly sendLimits = new SendLimits();
   private readonly online = new Map<string, DeviceConnection>();
   /** Connections that got their offline backlog: only these receive stanzas live (keeps order). */
   private readonly flushed = new WeakSet<DeviceConnection>();

@@ -3,7 +3,7 @@ import type { Undelivered } from '../../../sandbox/network/network.js';
 /**
  * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
  * QR scans, messages sent from a phone (device 0), the phone's inbox and its read/played receipts, kicks,
- * client versions.
+ * WhatsApp's refusals and withheld acks, client versions.
  */
 interface PhoneInboxMessage {
   id?: string;
@@ -26,6 +26,10 @@ export interface SandboxControl {
   kick(phone: string, device: number, kind: string): Promise<unknown>;
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
+  /** WhatsApp refuses the phone's account's next `count` sends with a nack carrying `error` (POST /limits). */
+  limit(phone: string, error: 429 | 463, count: number): Promise<unknown>;
+  /** The account's next `count` sends are delivered without their server ack (POST /acks/withhold). */
+  withholdAcks(phone: string, count: number): Promise<unknown>;
   /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
   undelivered(): Promise<Undelivered>;
   /** The client versions the network accepts, what each device (`<phone>.<device>`) announced, the logins refused. */
@@ -69,6 +73,8 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
+    limit: (phone, error, count) => call('POST', '/limits', { phone, error, count }),
+    withholdAcks: (phone, count) => call('POST', '/acks/withhold', { phone, count }),
     undelivered: async () => (await call<{ undelivered: Undelivered }>('GET', '/health')).undelivered,
     versions: () => call('GET', '/version'),
     setVersions: (change) => call('PUT', '/version', change),
