@@ -840,6 +840,8 @@ export interface components {
       ok: false;
       error: string;
       detail?: string;
+      /** @description A send refused while the account's sending is paused: seconds until it may be tried again (also `Retry-After`) */
+      retryAfter?: number;
     };
     Account: {
       _id: string;
@@ -863,6 +865,13 @@ export interface components {
           | 'stopped'
           | 'client_too_old';
         at: number;
+      };
+      /** @description Present while the account's sending is paused after WhatsApp refused a send (429 `rate_limited`, 463 `reachout_timelock`): sends are refused until `until` */
+      sendPause?: {
+        /** @enum {string} */
+        reason: 'rate_limited' | 'reachout_timelock';
+        /** @description Unix ms: sending resumes by itself then */
+        until: number;
       };
     };
     PendingQr: {
@@ -918,6 +927,7 @@ export interface components {
         | 'message.poll_vote'
         | 'session.status'
         | 'qr'
+        | 'account.limit'
       )[];
       /** @description Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it. */
       secret?: string | null;
@@ -1634,9 +1644,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1726,9 +1738,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1817,9 +1831,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1907,9 +1923,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2008,9 +2026,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2109,9 +2129,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2211,9 +2233,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2312,9 +2336,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2405,9 +2431,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2497,9 +2525,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2590,9 +2620,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2681,9 +2713,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2771,9 +2805,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2871,9 +2907,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {

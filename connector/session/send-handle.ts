@@ -8,6 +8,7 @@ import type { NetworkOptions } from '../network/network-options.js';
 import type { GroupMetadataCache } from './group-metadata.js';
 import type { GroupSubjects } from './group-subjects.js';
 import { sentContentOf } from './sent-content.js';
+import { expectServerAck, type AwaitedAck } from './server-acks.js';
 
 /** See `AccountSession.sendHandle`. */
 export interface SendHandle {
@@ -21,6 +22,8 @@ export interface SendHandle {
    * by the send handlers: encoding needs Baileys' protobufs, which only the session code loads.
    */
   contentToKeep(sent: WAMessage): Uint8Array | undefined;
+  /** Starts waiting for WhatsApp's ack of a message about to be sent (server-acks.ts). */
+  expectServerAck(messageId: string, timeoutMs: number): AwaitedAck;
 }
 
 const OWN_SENDS_LIMIT = 5_000;
@@ -75,5 +78,6 @@ export function sendHandleOf(
     },
     storeContext,
     contentToKeep: sentContentOf,
+    expectServerAck: (messageId, timeoutMs) => expectServerAck(sock, messageId, timeoutMs),
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '../../core/logger.js';
 import type { Queues } from '../../core/queues.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
+import type { SendPauseReason } from '../../core/send-pause.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 
 interface StatusChange {
@@ -18,21 +19,33 @@ interface QrShown {
   timestamp: number;
 }
 
+interface SendPaused {
+  reason: SendPauseReason;
+  /** Unix ms: sending resumes by itself then. */
+  until: number;
+  timestamp: number;
+}
+
 /**
- * The `session.status` and `qr` webhook events (docs/webhooks.md). Queued without waiting: a
+ * The `session.status`, `qr` and `account.limit` webhook events (docs/webhooks.md). Queued without waiting: a
  * failed enqueue is logged and costs that event only, never the session that emitted it.
  */
 export interface SessionEvents {
   status(accountId: string, change: StatusChange): void;
   qr(accountId: string, shown: QrShown): void;
+  /** The account's sending paused after WhatsApp refused a send (connector/commands/send-pauses.ts). */
+  limit(accountId: string, paused: SendPaused): void;
 }
+
+type SessionEventName = 'session.status' | 'qr' | 'account.limit';
+const ID_KIND: Record<SessionEventName, string> = { 'session.status': 'session', qr: 'qr', 'account.limit': 'limit' };
 
 export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: Logger): SessionEvents {
   // With the timestamp, tells apart the events of one account within one millisecond.
   let sequence = 0;
-  const enqueue = (accountId: string, event: 'session.status' | 'qr', body: StatusChange | QrShown) => {
+  const enqueue = (accountId: string, event: SessionEventName, body: StatusChange | QrShown | SendPaused) => {
     sequence += 1;
-    const kind = event === 'qr' ? 'qr' : 'session';
+    const kind = ID_KIND[event];
     const queued: WebhookEvent = {
       eventId: `${accountId}:${kind}:${body.timestamp}:${sequence}`,
       accountId,
@@ -45,5 +58,6 @@ export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: 
   return {
     status: (accountId, change) => enqueue(accountId, 'session.status', change),
     qr: (accountId, shown) => enqueue(accountId, 'qr', shown),
+    limit: (accountId, paused) => enqueue(accountId, 'account.limit', paused),
   };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../../core/logger.js';
 import { findAccount, holdsItsCollection, listAccounts } from '../../core/store/accounts.js';
 import type { Table } from '../../core/store/table.js';
-import type { AccountStatus } from '../../core/schemas/account.js';
+import type { Account, AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { NetworkOptions } from '../network/network-options.js';
@@ -27,6 +27,8 @@ export interface SessionRegistryDeps {
   isMine?: (accountId: string) => boolean;
   /** Each scan's accounts that should run, every connector's (scale-out balances by them). */
   onRunningListed?: (accountIds: string[]) => void;
+  /** Takes the send pause stored with an account whose session starts here (commands/send-pauses.ts). */
+  sendPauses?: { load(accountId: string, stored: Account['sendPause']): void };
 }
 
 export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | 'account_not_found';
@@ -164,6 +166,8 @@ export class SessionRegistry {
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
       this.sessions.set(accountId, session);
+      // From the read that starts the session: the pause costs no request of its own.
+      this.deps.sendPauses?.load(accountId, account.sendPause);
       try {
         await session.start(reason);
       } catch (error) {

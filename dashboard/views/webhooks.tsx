@@ -18,6 +18,7 @@ const EVENT_NAMES: EventName[] = [
   'message.poll_vote',
   'session.status',
   'qr',
+  'account.limit',
 ];
 
 /**
