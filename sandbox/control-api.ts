@@ -21,6 +21,7 @@ const limitsSchema = z.object({
   phone: phoneSchema,
   error: z.union([z.literal(429), z.literal(463)]),
   count: z.number().int().min(0).max(100_000),
+  delayMs: z.number().int().min(0).max(600_000).optional(),
 });
 const withholdSchema = z.object({ phone: phoneSchema, count: z.number().int().min(0).max(100_000) });
 const phoneReceiptSchema = z.object({
@@ -150,12 +151,12 @@ export function createControlApi(core: SandboxCore): Hono {
   /**
    * WhatsApp refuses the account's next `count` sends with a nack carrying `error` (429
    * rate-overlimit, 463 reach-out time-lock); a refused message reaches nobody
-   * (network/send-limits.ts). `count: 0` clears it.
+   * (network/send-limits.ts). `delayMs`: the nack comes that late. `count: 0` clears it.
    */
   app.post('/limits', async (c) => {
-    const { phone, error, count } = await body(c, limitsSchema);
+    const { phone, error, count, delayMs } = await body(c, limitsSchema);
     accountOf(core, phone);
-    core.network.sendLimits.refuse(phone, error, count);
+    core.network.sendLimits.refuse(phone, error, count, delayMs);
     return c.json({ ok: true, phone, pending: core.network.sendLimits.describe(phone) });
   });
   /** The account's next `count` sends are delivered but get no server ack (a send waits for it in vain). */

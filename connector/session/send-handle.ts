@@ -23,7 +23,7 @@ export interface SendHandle {
    */
   contentToKeep(sent: WAMessage): Uint8Array | undefined;
   /** Starts waiting for WhatsApp's ack of a message about to be sent (server-acks.ts). */
-  expectServerAck(messageId: string, timeoutMs: number): AwaitedAck;
+  expectServerAck(messageId: string, timeoutMs: number, onLateNack?: (error: string) => void): AwaitedAck;
 }
 
 const OWN_SENDS_LIMIT = 5_000;
@@ -78,6 +78,6 @@ export function sendHandleOf(
     },
     storeContext,
     contentToKeep: sentContentOf,
-    expectServerAck: (messageId, timeoutMs) => expectServerAck(sock, messageId, timeoutMs),
+    expectServerAck: (messageId, timeoutMs, onLateNack) => expectServerAck(sock, messageId, timeoutMs, onLateNack),
   };
 }

@@ -35,14 +35,36 @@ class SocketAcks {
     });
   }
 
-  /** Registered before the stanza is written: the ack may be read before sendMessage resolves. */
-  expect(messageId: string, timeoutMs: number): AwaitedAck {
+  /**
+   * Registered before the stanza is written: the ack may be read before sendMessage resolves.
+   * After the timeout, `onLateNack` still hears a refusal that comes within LATE_WATCH_MS: the
+   * send was answered already, but the refusal still counts (a 429 or 463 pauses the account).
+   */
+  expect(messageId: string, timeoutMs: number, onLateNack?: (error: string) => void): AwaitedAck {
     let settle: (ack: ServerAck) => void = () => undefined;
+    let late: NodeJS.Timeout | undefined;
+    const forget = (waiter: (ack: ServerAck) => void) => {
+      if (this.waiting.get(messageId) === waiter) this.waiting.delete(messageId);
+    };
+    const watchLate = () => {
+      if (!onLateNack) return;
+      const waiter = (ack: ServerAck) => {
+        clearTimeout(late);
+        forget(waiter);
+        if (ack.kind === 'nack') onLateNack(ack.error);
+      };
+      late = setTimeout(() => forget(waiter), LATE_WATCH_MS);
+      late.unref();
+      this.waiting.set(messageId, waiter);
+    };
     const result = new Promise<ServerAck>((resolve) => {
-      const timer = setTimeout(() => settle({ kind: 'none' }), timeoutMs);
+      const timer = setTimeout(() => {
+        settle({ kind: 'none' });
+        watchLate();
+      }, timeoutMs);
       settle = (ack) => {
         clearTimeout(timer);
-        if (this.waiting.get(messageId) === settle) this.waiting.delete(messageId);
+        forget(settle);
         resolve(ack);
       };
       this.waiting.set(messageId, settle);
@@ -51,15 +73,21 @@ class SocketAcks {
   }
 }
 
+/**
+ * How long a refusal is still heard after the wait gave up: WhatsApp answers a stanza it got
+ * within seconds; one not answered in a minute went down with its connection.
+ */
+const LATE_WATCH_MS = 60_000;
+
 // Per socket, gone with it: no listener to detach, and a socket that closed leaves its waiters to their timers.
 const bySocket = new WeakMap<WASocket, SocketAcks>();
 
-/** Starts waiting for WhatsApp's ack of `messageId` on `sock`, at most `timeoutMs`. */
-export function expectServerAck(sock: WASocket, messageId: string, timeoutMs: number): AwaitedAck {
+/** Starts waiting for WhatsApp's ack of `messageId` on `sock`, at most `timeoutMs` (see SocketAcks.expect). */
+export function expectServerAck(sock: WASocket, messageId: string, timeoutMs: number, onLateNack?: (error: string) => void): AwaitedAck {
   let acks = bySocket.get(sock);
   if (!acks) {
     acks = new SocketAcks(sock);
     bySocket.set(sock, acks);
   }
-  return acks.expect(messageId, timeoutMs);
+  return acks.expect(messageId, timeoutMs, onLateNack);
 }

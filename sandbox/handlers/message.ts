@@ -3,6 +3,7 @@ import { child, children, type StanzaContext } from './context.js';
 import { parseUserJid, pnJid } from '../network/jids.js';
 import { handleGroupMessage } from '../groups/fanout.js';
 import { parseGroupJid } from '../groups/model.js';
+import { sendNack } from '../network/send-limits.js';
 
 const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] as const;
 
@@ -30,7 +31,7 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
   const verdict = directEnc || node.attrs.category === 'peer' ? undefined : ctx.network.sendLimits.take(ctx.account.phone);
   if (verdict?.kind === 'refuse') {
     // As WhatsApp: a nack instead of the fan-out; nobody receives the message.
-    ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t, error: String(verdict.error) } });
+    sendNack(ctx, { tag: 'ack', attrs: { class: 'message', id, from: to, t, error: String(verdict.error) } }, verdict.delayMs);
     return;
   }
   if (directEnc) {

@@ -1,3 +1,5 @@
+import type { BinaryNode } from '@whiskeysockets/baileys';
+
 /**
  * WhatsApp's refusals, on demand (control API `POST /limits`, `POST /acks/withhold`): the next
  * `count` messages an account sends are refused with a nack carrying `error` (429 rate-overlimit,
@@ -10,10 +12,17 @@
 export type SendLimitError = 429 | 463;
 
 /** What the network does with one new send of an account. */
-export type SendVerdict = { kind: 'deliver' } | { kind: 'refuse'; error: SendLimitError } | { kind: 'withhold_ack' };
+export type SendVerdict = { kind: 'deliver' } | { kind: 'refuse'; error: SendLimitError; delayMs: number } | { kind: 'withhold_ack' };
+
+interface Refusals {
+  error: SendLimitError;
+  count: number;
+  /** The nack comes this long after the message (0: at once), as over a slow or stalled link. */
+  delayMs: number;
+}
 
 interface Pending {
-  refuse?: { error: SendLimitError; count: number };
+  refuse?: Refusals;
   withholdAcks?: number;
 }
 
@@ -21,9 +30,9 @@ export class SendLimits {
   private readonly byPhone = new Map<string, Pending>();
 
   /** The account's next `count` sends are refused with `error` (replacing an earlier limit; 0 clears it). */
-  refuse(phone: string, error: SendLimitError, count: number): void {
+  refuse(phone: string, error: SendLimitError, count: number, delayMs = 0): void {
     const pending = this.byPhone.get(phone) ?? {};
-    if (count > 0) pending.refuse = { error, count };
+    if (count > 0) pending.refuse = { error, count, delayMs };
     else delete pending.refuse;
     this.set(phone, pending);
   }
@@ -42,7 +51,7 @@ export class SendLimits {
     if (!pending) return { kind: 'deliver' };
     let verdict: SendVerdict = { kind: 'deliver' };
     if (pending.refuse) {
-      verdict = { kind: 'refuse', error: pending.refuse.error };
+      verdict = { kind: 'refuse', error: pending.refuse.error, delayMs: pending.refuse.delayMs };
       pending.refuse.count -= 1;
       if (pending.refuse.count <= 0) delete pending.refuse;
     } else if (pending.withholdAcks) {
@@ -55,7 +64,7 @@ export class SendLimits {
   }
 
   /** What is still pending for `phone` (the control API shows it). */
-  describe(phone: string): { refuse?: { error: SendLimitError; count: number }; withholdAcks?: number } {
+  describe(phone: string): { refuse?: Refusals; withholdAcks?: number } {
     const pending = this.byPhone.get(phone);
     return {
       ...(pending?.refuse ? { refuse: { ...pending.refuse } } : {}),
@@ -67,4 +76,10 @@ export class SendLimits {
     if (pending.refuse || pending.withholdAcks) this.byPhone.set(phone, pending);
     else this.byPhone.delete(phone);
   }
+}
+
+/** Sends a refusal's nack to the sending device, at once or `delayMs` later (a slow link). */
+export function sendNack(device: { send(node: BinaryNode): void }, nack: BinaryNode, delayMs: number): void {
+  if (delayMs <= 0) device.send(nack);
+  else setTimeout(() => device.send(nack), delayMs).unref();
 }

@@ -161,4 +161,16 @@ describe("WhatsApp's refusals", { timeout: 240_000 }, () => {
     const messageId = String(answer.body.messageId);
     await waitFor('the ack-less message on the phone', async () => (await inboxIds()).includes(messageId));
   });
+
+  it('a refusal that comes after the ack wait: the send was answered 200, but the account pauses all the same', async () => {
+    const eventsBefore = limitEvents(alice.id).length;
+    // The nack comes a second after the connector's wait (started before the stanza left) gave up.
+    await gw.control.limit(alice.phone, 429, 1, gw.config.SEND_ACK_WAIT_MS + 1_000);
+    const answer = await send(alice.id, 'refused late');
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const paused = await waitFor('the late pause', async () => (await account(alice.id)).sendPause as { reason: string } | undefined);
+    expect(paused.reason).toBe('rate_limited');
+    await waitFor('its account.limit event', () => limitEvents(alice.id).length === eventsBefore + 1);
+    expect((await send(alice.id, 'during the late pause')).body.detail).toBe('sending paused: rate_limited');
+  });
 });

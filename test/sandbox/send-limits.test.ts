@@ -26,7 +26,7 @@ describe('sandbox: WhatsApp refusing sends', () => {
     'POST /limits with %i: the next send is nacked with that error, reaches nobody, and the one after goes through',
     async (error, { linked: { sandbox, alice, bob } }) => {
       const set = await control(sandbox.descriptor.controlUrl, '/limits', { phone: '15550008001', error, count: 1 });
-      expect(set).toEqual({ status: 200, json: { ok: true, phone: '15550008001', pending: { refuse: { error, count: 1 } } } });
+      expect(set).toEqual({ status: 200, json: { ok: true, phone: '15550008001', pending: { refuse: { error, count: 1, delayMs: 0 } } } });
 
       const refused = await alice.sock!.sendMessage(bob.userJid, { text: `refused with ${error}` });
       const next = await alice.sock!.sendMessage(bob.userJid, { text: 'allowed again' });

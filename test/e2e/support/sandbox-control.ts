@@ -26,8 +26,8 @@ export interface SandboxControl {
   kick(phone: string, device: number, kind: string): Promise<unknown>;
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
-  /** WhatsApp refuses the phone's account's next `count` sends with a nack carrying `error` (POST /limits). */
-  limit(phone: string, error: 429 | 463, count: number): Promise<unknown>;
+  /** WhatsApp refuses the phone's account's next `count` sends with a nack carrying `error` (POST /limits), `delayMs` after each. */
+  limit(phone: string, error: 429 | 463, count: number, delayMs?: number): Promise<unknown>;
   /** The account's next `count` sends are delivered without their server ack (POST /acks/withhold). */
   withholdAcks(phone: string, count: number): Promise<unknown>;
   /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
@@ -73,7 +73,7 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,
     kick: (phone, device, kind) => call('POST', '/kick', { phone, device, kind }),
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
-    limit: (phone, error, count) => call('POST', '/limits', { phone, error, count }),
+    limit: (phone, error, count, delayMs) => call('POST', '/limits', { phone, error, count, ...(delayMs ? { delayMs } : {}) }),
     withholdAcks: (phone, count) => call('POST', '/acks/withhold', { phone, count }),
     undelivered: async () => (await call<{ undelivered: Undelivered }>('GET', '/health')).undelivered,
     versions: () => call('GET', '/version'),
