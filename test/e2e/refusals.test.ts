@@ -12,7 +12,7 @@ import { startGateway, type Gateway } from './support/gateway.js';
  * during the pause are refused at once with Retry-After, and sending resumes by itself. The first
  * pause is PAUSE_MS here instead of 60 s (SEND_PAUSE_MIN_MS).
  */
-const PAUSE_MS = 8_000;
+const PAUSE_MS = 10_000;
 
 describe("WhatsApp's refusals", { timeout: 240_000 }, () => {
   let gw: Gateway;
