@@ -213,7 +213,6 @@ async function sendClaimed(
   }
   let sent: WAMessage | undefined;
   handle.noteOwnSend(messageId);
-  // Before the stanza goes: WhatsApp's ack may be read before sendMessage resolves.
   const handedAt = Date.now();
   // A refusal after the wait: the send answered already (200), but the account pauses all the same.
   const onLateNack = (error: string) => {
@@ -223,6 +222,7 @@ async function sendClaimed(
       deps.sendPauses.refused(accountId, refusal.pause, handedAt).catch((err: unknown) => log.error({ err }, 'pausing the account failed'));
     }
   };
+  // Before the stanza goes: WhatsApp's ack may be read before sendMessage resolves.
   const ack = deps.ackWaitMs > 0 ? handle.expectServerAck(messageId, deps.ackWaitMs, onLateNack) : undefined;
   try {
     sent = await handle.sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
