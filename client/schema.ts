@@ -861,6 +861,8 @@ export interface components {
       ok: false;
       error: string;
       detail?: string;
+      /** @description A send refused while the account's sending is paused: seconds until it may be tried again (also `Retry-After`) */
+      retryAfter?: number;
     };
     /** @description Any subset of the settings; nested objects merge field by field. `null` removes the proxy or the call-reject message */
     AccountSettingsPatch: {
@@ -909,6 +911,13 @@ export interface components {
           | 'stopped'
           | 'client_too_old';
         at: number;
+      };
+      /** @description Present while the account's sending is paused after WhatsApp refused a send (429 `rate_limited`, 463 `reachout_timelock`): sends are refused until `until` */
+      sendPause?: {
+        /** @enum {string} */
+        reason: 'rate_limited' | 'reachout_timelock';
+        /** @description Unix ms: sending resumes by itself then */
+        until: number;
       };
     };
     PendingQr: {
@@ -991,6 +1000,7 @@ export interface components {
         | 'session.status'
         | 'qr'
         | 'call'
+        | 'account.limit'
       )[];
       /** @description Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it. */
       secret?: string | null;
@@ -1836,9 +1846,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1928,9 +1940,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2019,9 +2033,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2109,9 +2125,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2210,9 +2228,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2311,9 +2331,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2413,9 +2435,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2514,9 +2538,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2607,9 +2633,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2699,9 +2727,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2792,9 +2822,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2883,9 +2915,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2973,9 +3007,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, rejected or timed out */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3073,9 +3109,11 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error */
+      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {

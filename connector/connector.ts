@@ -12,6 +12,7 @@ import type { CommandHandlers } from './commands/outcome.js';
 import { pairingHandlers } from './commands/pairing-handlers.js';
 import { groupHandlers } from './commands/group-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
+import { SendPauses } from './commands/send-pauses.js';
 import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network/network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
@@ -124,6 +125,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   let weights: number[] | undefined;
   // Before any socket: every socket announces the version it resolves.
   const waVersion = await WaVersionKeeper.start({ table, logger, ...waVersionSourcesFrom(config, network.mode) });
+  const events = sessionEvents(queues, logger);
+  const sendPauses = new SendPauses({ table, events, logger, minMs: config.SEND_PAUSE_MIN_MS });
   const registry = new SessionRegistry({
     table,
     network,
@@ -131,7 +134,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     inbound,
     logger,
     printTerminalQr: deps.printTerminalQr ?? ((text) => process.stdout.isTTY && process.stdout.write(text)),
-    events: sessionEvents(queues, logger),
+    events,
+    sendPauses,
     waVersion,
     isMine,
     onRunningListed: (accountIds) => {
@@ -160,6 +164,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     inbound,
     logger,
     waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
+    ackWaitMs: config.SEND_ACK_WAIT_MS,
+    sendPauses,
   };
   const handlers: CommandHandlers = metrics.wrapHandlers({
     ...lifecycleHandlers({ table, mediaStore, registry, ownership, logger }),

@@ -118,6 +118,25 @@ export const configSchema = z.object({
   SEND_PACING_DEFAULT: z
     .preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on'))
     .describe('`off`: new accounts start with `settings.sendPolicy.enabled: false` (their sends unpaced)'),
+  /**
+   * How long a send waits for WhatsApp's ack (docs/sending.md#whatsapps-refusals). WhatsApp acks a message
+   * stanza within a round trip (tens to hundreds of ms; on the sandbox within 1 ms of
+   * sendMessage resolving, bench:ack): 3 s is ten times a slow mobile round trip, so a missing
+   * ack means a connection gone quiet, not a slow one, and it stays under SEND_SETTLE_MS, so the
+   * API still hears the outcome of a send its connector took right at the deadline.
+   */
+  SEND_ACK_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(3_000)
+    .describe(
+      "How long a send waits for WhatsApp's ack before answering: a refusal (nack) answers 500, no ack within this time answers 200 as the stanza went out (`0`: answer without waiting)",
+    ),
+  /** The first pause after a 429 or 463 nack; tests shorten it (core/send-pause.ts). */
+  SEND_PAUSE_MIN_MS: positiveInt(60_000).describe(
+    "The first pause of an account's sending after WhatsApp refused a send with 429 or 463; each repeat doubles it, up to 24 h (tests shorten it)",
+  ),
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024).describe('Largest media upload (50 MB)'),
 
   /**

@@ -59,6 +59,21 @@ export class SendOutcomeUnknownError extends OperationFailedError {
   override name = 'SendOutcomeUnknownError';
 }
 
+/**
+ * The account's sending is paused after WhatsApp refused a send (core/send-pause.ts): 500
+ * `internal_error` like any failed send, plus `retryAfter` and `Retry-After` from `until`.
+ */
+export class SendPausedError extends OperationFailedError {
+  override name = 'SendPausedError';
+  constructor(
+    message: string,
+    /** Unix ms: sending resumes then. */
+    readonly until: number,
+  ) {
+    super(message);
+  }
+}
+
 export function isConditionalCheckFailed(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }

@@ -20,6 +20,13 @@ const endCallSchema = z.object({ callId: z.string().min(1).max(64) });
 const kickSchema = z.object({ phone: phoneSchema, device: z.number().int().min(1).max(999).optional(), kind: z.enum(KICK_KINDS) });
 const versionText = z.string().refine((text) => parseWaVersion(text) !== undefined, 'must look like 2.3000.1234567');
 const versionSchema = z.object({ current: versionText.optional(), minimum: versionText.nullable().optional() });
+const limitsSchema = z.object({
+  phone: phoneSchema,
+  error: z.union([z.literal(429), z.literal(463)]),
+  count: z.number().int().min(0).max(100_000),
+  delayMs: z.number().int().min(0).max(600_000).optional(),
+});
+const withholdSchema = z.object({ phone: phoneSchema, count: z.number().int().min(0).max(100_000) });
 const phoneReceiptSchema = z.object({
   messageIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
   chatJid: z.string().min(1).max(100).optional(),
@@ -64,7 +71,7 @@ function describe(core: SandboxCore, account: Account) {
   };
 }
 
-/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, calls, kicks, client versions, health. */
+/** The JSON control API: phones, scans, pairing codes, phone-sent messages, phone inbox and receipts, calls, kicks, send refusals, client versions, health. */
 export function createControlApi(core: SandboxCore): Hono {
   const app = new Hono();
 
@@ -164,6 +171,25 @@ export function createControlApi(core: SandboxCore): Hono {
       unlinked: devices.some((d) => d.unlinked),
       devices,
     });
+  });
+
+  /**
+   * WhatsApp refuses the account's next `count` sends with a nack carrying `error` (429
+   * rate-overlimit, 463 reach-out time-lock); a refused message reaches nobody
+   * (network/send-limits.ts). `delayMs`: the nack comes that late. `count: 0` clears it.
+   */
+  app.post('/limits', async (c) => {
+    const { phone, error, count, delayMs } = await body(c, limitsSchema);
+    accountOf(core, phone);
+    core.network.sendLimits.refuse(phone, error, count, delayMs);
+    return c.json({ ok: true, phone, pending: core.network.sendLimits.describe(phone) });
+  });
+  /** The account's next `count` sends are delivered but get no server ack (a send waits for it in vain). */
+  app.post('/acks/withhold', async (c) => {
+    const { phone, count } = await body(c, withholdSchema);
+    accountOf(core, phone);
+    core.network.sendLimits.withholdAcks(phone, count);
+    return c.json({ ok: true, phone, pending: core.network.sendLimits.describe(phone) });
   });
 
   /** The client versions the network accepts: `minimum` (null: any), `current` (what `/sw.js` serves), what each device announced, refusals. */

@@ -6,7 +6,8 @@ import { getStream, type MediaStore } from '../../core/media-store.js';
 import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
 import type { Message } from '../../core/schemas/message.js';
 import { findMessage } from '../../core/store/messages.js';
-import { markOutboundFailed, markOutboundSent, outboundRecords } from '../../core/store/outbound.js';
+import { failPendingOutboundPaused, markOutboundFailed, markOutboundSent, outboundRecords } from '../../core/store/outbound.js';
+import { isMessageSend, pausedDetail, refusalOf } from '../../core/send-pause.js';
 import type { Table } from '../../core/store/table.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import type { Ownership } from '../ownership/ownership.js';
@@ -15,6 +16,7 @@ import type { SendHandle } from '../session/send-handle.js';
 import type { SessionRegistry } from '../session/session-registry.js';
 import { connectedHandle, reasonOf, runLiveCommand } from './live-commands.js';
 import { done, type CommandOutcome } from './outcome.js';
+import type { SendPauses } from './send-pauses.js';
 
 export interface SendDeps {
   table: Table;
@@ -25,6 +27,10 @@ export interface SendDeps {
   logger: Logger;
   /** How long a send waits for a reconnecting session before failing (the API waits too). */
   waitForConnectedMs: number;
+  /** How long a send waits for WhatsApp's ack (SEND_ACK_WAIT_MS; 0: not at all). */
+  ackWaitMs: number;
+  /** The accounts' send pauses after WhatsApp's refusals (send-pauses.ts). */
+  sendPauses: SendPauses;
 }
 
 /** A send that cannot be done; the message becomes the outbound `reason` (the API's `detail`). */
@@ -157,6 +163,15 @@ export function sendRunner(deps: SendDeps) {
       prepare: async ({ record, fail }) => {
         const handle = await connectedHandle(deps, accountId, () => Math.min(record.deadline, Date.now() + deps.waitForConnectedMs), fail);
         if (!('ready' in handle)) return handle;
+        // A command queued before the pause, or past the API's eventually consistent read of it.
+        // Checked once the session is here: its start loaded the stored pause (session-registry.ts).
+        const pause = isMessageSend(command.type) ? deps.sendPauses.active(accountId) : undefined;
+        if (pause) {
+          const reason = pausedDetail(pause.reason);
+          log.info({ reason }, 'send refused: sending paused');
+          await failPendingOutboundPaused(table, accountId, messageId, reason, pause.until);
+          return done(`refused: ${reason}`);
+        }
         try {
           return { ready: { handle: handle.ready, prepared: await prepare() } };
         } catch (error) {
@@ -198,23 +213,53 @@ async function sendClaimed(
   }
   let sent: WAMessage | undefined;
   handle.noteOwnSend(messageId);
+  const handedAt = Date.now();
+  // A refusal after the wait: the send answered already (200), but the account pauses all the same.
+  const onLateNack = (error: string) => {
+    const refusal = refusalOf(error);
+    log.warn({ reason: refusal.detail }, 'WhatsApp refused the send after the ack wait; it was answered as sent');
+    if (refusal.pause) {
+      deps.sendPauses.refused(accountId, refusal.pause, handedAt).catch((err: unknown) => log.error({ err }, 'pausing the account failed'));
+    }
+  };
+  // Before the stanza goes: WhatsApp's ack may be read before sendMessage resolves.
+  const ack = deps.ackWaitMs > 0 ? handle.expectServerAck(messageId, deps.ackWaitMs, onLateNack) : undefined;
   try {
     sent = await handle.sock.sendMessage(prepared.jid, prepared.content, { ...prepared.options, messageId });
   } catch (error) {
+    ack?.cancel();
     prepared.release?.();
     return failClaimed(reasonOf(error));
   }
-  if (!sent) return failClaimed('the network did not accept the message');
-
-  // Stored before `sent` is recorded, so that a client reading right after its 200 finds it.
+  if (!sent) {
+    ack?.cancel();
+    return failClaimed('the network did not accept the message');
+  }
+  // Stored before `sent` is recorded, so that a client reading right after its 200 finds it;
+  // stored while WhatsApp's ack is awaited, so that the wait adds only what the ack takes longer.
   const ctx = handle.storeContext;
-  if (ctx) {
-    await deps.inbound
-      .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
-      .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'));
+  const stored = ctx
+    ? deps.inbound
+        .handleUpsert(accountId, { messages: [sent], type: 'append' }, ctx)
+        .catch((error: unknown) => log.error({ err: error }, 'storing the sent message failed'))
+    : undefined;
+  // WhatsApp's verdict (server-acks.ts). No ack within the wait: answered as the stanza went out,
+  // `sent`, as before the wait existed; the message's status still follows later receipts.
+  const writtenAt = Date.now();
+  const verdict = ack ? await ack.result : undefined;
+  // The ack's round trip after the stanza was written (bench/ack-wait.ts reads it from the log).
+  const waited = ack ? { ackWaitedMs: Date.now() - writtenAt } : {};
+  await stored;
+  if (verdict?.kind === 'none') log.info({ waitedMs: deps.ackWaitMs }, 'no ack from WhatsApp within the wait; answered as sent');
+  const refusal = verdict?.kind === 'nack' ? refusalOf(verdict.error) : undefined;
+  if (refusal) {
+    // Stored all the same: Baileys' `messages.update` (status ERROR) makes its row `failed`.
+    if (refusal.pause) await deps.sendPauses.refused(accountId, refusal.pause, handedAt);
+    return failClaimed(refusal.detail);
   }
   const seconds = Number(sent.messageTimestamp ?? 0);
   await markOutboundSent(table, accountId, messageId, seconds > 0 ? seconds * 1000 : Date.now(), handle.contentToKeep(sent));
-  log.info('sent');
+  // sendMs: from handing the message to Baileys to the outcome recorded (bench/ack-wait.ts compares it).
+  log.info({ ...waited, sendMs: Date.now() - handedAt }, 'sent');
   return done('sent');
 }

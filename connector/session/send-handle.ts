@@ -9,6 +9,7 @@ import type { GroupMetadataCache } from './group-metadata.js';
 import type { GroupSubjects } from './group-subjects.js';
 import type { AccountSettings } from '../../core/schemas/settings.js';
 import { sentContentOf } from './sent-content.js';
+import { expectServerAck, type AwaitedAck } from './server-acks.js';
 
 /** See `AccountSession.sendHandle`. */
 export interface SendHandle {
@@ -22,6 +23,8 @@ export interface SendHandle {
    * by the send handlers: encoding needs Baileys' protobufs, which only the session code loads.
    */
   contentToKeep(sent: WAMessage): Uint8Array | undefined;
+  /** Starts waiting for WhatsApp's ack of a message about to be sent (server-acks.ts). */
+  expectServerAck(messageId: string, timeoutMs: number, onLateNack?: (error: string) => void): AwaitedAck;
 }
 
 const OWN_SENDS_LIMIT = 5_000;
@@ -79,5 +82,6 @@ export function sendHandleOf(
     },
     storeContext,
     contentToKeep: sentContentOf,
+    expectServerAck: (messageId, timeoutMs, onLateNack) => expectServerAck(sock, messageId, timeoutMs, onLateNack),
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '../../core/logger.js';
 import type { Queues } from '../../core/queues.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
+import type { SendPauseReason } from '../../core/send-pause.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 
 interface StatusChange {
@@ -29,25 +30,38 @@ export interface CallReport {
   timestamp: number;
 }
 
+interface SendPaused {
+  reason: SendPauseReason;
+  /** Unix ms: sending resumes by itself then. */
+  until: number;
+  timestamp: number;
+}
+
 /**
- * The `session.status`, `qr` and `call` webhook events (docs/webhooks.md). Queued without waiting: a
- * failed enqueue is logged and costs that event only, never the session that emitted it.
+ * The `session.status`, `qr`, `call` and `account.limit` webhook events (docs/webhooks.md).
+ * Queued without waiting: a failed enqueue is logged and costs that event only, never the
+ * session that emitted it.
  */
 export interface SessionEvents {
   status(accountId: string, change: StatusChange): void;
   qr(accountId: string, shown: QrShown): void;
   call(accountId: string, report: CallReport): void;
+  /** The account's sending paused after WhatsApp refused a send (connector/commands/send-pauses.ts). */
+  limit(accountId: string, paused: SendPaused): void;
 }
+
+type SessionEventName = 'session.status' | 'qr' | 'call' | 'account.limit';
+const ID_KIND: Record<SessionEventName, string> = { 'session.status': 'session', qr: 'qr', call: 'call', 'account.limit': 'limit' };
 
 export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: Logger): SessionEvents {
   // With the timestamp, tells apart the events of one account within one millisecond.
   let sequence = 0;
-  const enqueue = (accountId: string, event: 'session.status' | 'qr' | 'call', body: StatusChange | QrShown | CallReport) => {
+  const enqueue = (accountId: string, event: SessionEventName, body: StatusChange | QrShown | CallReport | SendPaused) => {
     sequence += 1;
-    const kind = event === 'session.status' ? 'session' : event;
+    const kind = ID_KIND[event];
     // A call's events are one per call and status: the same id if the same report comes twice.
     const eventId =
-      'callId' in body ? `${accountId}:call:${body.callId}:${body.status}` : `${accountId}:${kind}:${body.timestamp}:${sequence}`;
+      'callId' in body ? `${accountId}:${kind}:${body.callId}:${body.status}` : `${accountId}:${kind}:${body.timestamp}:${sequence}`;
     const queued: WebhookEvent = {
       eventId,
       accountId,
@@ -61,5 +75,6 @@ export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: 
     status: (accountId, change) => enqueue(accountId, 'session.status', change),
     qr: (accountId, shown) => enqueue(accountId, 'qr', shown),
     call: (accountId, report) => enqueue(accountId, 'call', report),
+    limit: (accountId, paused) => enqueue(accountId, 'account.limit', paused),
   };
 }

@@ -2,7 +2,7 @@ import type { Logger } from '../../core/logger.js';
 import { findAccount, holdsItsCollection, listAccounts } from '../../core/store/accounts.js';
 import { settingsOf } from '../../core/store/account-settings.js';
 import type { Table } from '../../core/store/table.js';
-import type { AccountStatus } from '../../core/schemas/account.js';
+import type { Account, AccountStatus } from '../../core/schemas/account.js';
 import { NotFoundError } from '../../core/errors.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { NetworkOptions } from '../network/network-options.js';
@@ -30,6 +30,8 @@ export interface SessionRegistryDeps {
   onRunningListed?: (accountIds: string[]) => void;
   /** `sendPolicy.enabled` of accounts stored without settings (SEND_PACING_DEFAULT; default on). */
   pacing?: boolean;
+  /** Takes the send pause stored with an account whose session starts here (commands/send-pauses.ts). */
+  sendPauses?: { load(accountId: string, stored: Account['sendPause']): void };
 }
 
 /** What `refreshSettings` found. */
@@ -171,6 +173,8 @@ export class SessionRegistry {
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
       });
       this.sessions.set(accountId, session);
+      // From the read that starts the session: the pause costs no request of its own.
+      this.deps.sendPauses?.load(accountId, account.sendPause);
       try {
         await session.start(reason);
       } catch (error) {

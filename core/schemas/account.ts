@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { activePause, storedSendPauseSchema } from '../send-pause.js';
 
 const accountStatusSchema = z.enum(['connecting', 'connected', 'reconnecting', 'logged_out', 'not_started']);
 export type AccountStatus = z.infer<typeof accountStatusSchema>;
@@ -33,6 +34,8 @@ export const accountSchema = z.object({
   currentStatus: accountStatusSchema,
   hasQR: z.boolean(),
   lastDisconnect: lastDisconnectSchema.optional(),
+  /** WhatsApp's last refusal pause (core/send-pause.ts), kept after it ended for the doubling. */
+  sendPause: storedSendPauseSchema.optional(),
   createdAt: z.string(),
   lastUpdate: z.string(),
   /**
@@ -59,8 +62,19 @@ export const accountViewSchema = z.object({
   currentStatus: accountStatusSchema,
   hasQR: z.boolean(),
   lastDisconnect: lastDisconnectSchema.optional(),
+  /** Shown only while in force, as `{reason, until}`: sending resumes by itself, with no write. */
+  sendPause: storedSendPauseSchema
+    .optional()
+    .transform((stored) => sendPauseView(stored))
+    .optional(),
 });
 export type AccountView = z.infer<typeof accountViewSchema>;
+
+/** The account answer's `sendPause`: `{reason, until}` while the stored pause is in force, else absent. */
+export function sendPauseView(stored: z.infer<typeof storedSendPauseSchema> | undefined, now = Date.now()) {
+  const pause = activePause(stored, now);
+  return pause ? { reason: pause.reason, until: pause.until } : undefined;
+}
 
 /** The fields the connector changes together when a session moves. */
 export interface AccountStatusChange {

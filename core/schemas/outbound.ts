@@ -15,6 +15,8 @@ export const outboundSchema = z.object({
   commandId: z.string(),
   status: outboundStatusSchema,
   reason: z.string().optional(),
+  /** Unix ms: a send refused because the account's sending was paused may be tried again then. */
+  retryAt: z.number().int().optional(),
   sentAt: z.number().int().optional(),
   /**
    * Unix ms: the connector may claim the send only before it (the API answers by then). A record

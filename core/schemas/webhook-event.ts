@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sendPauseReasonSchema } from '../send-pause.js';
 
 /**
  * Every event a webhook can subscribe to (docs/webhooks.md). `["*"]` in a registration selects
@@ -14,6 +15,7 @@ const WEBHOOK_EVENT_NAMES = [
   'session.status',
   'qr',
   'call',
+  'account.limit',
 ] as const;
 export const webhookEventNameSchema = z.enum(WEBHOOK_EVENT_NAMES);
 type WebhookEventName = z.infer<typeof webhookEventNameSchema>;
@@ -86,6 +88,8 @@ const webhookEventBodySchemas = {
     status: z.enum(['offer', 'rejected', 'missed']),
     timestamp: z.number().int(),
   }),
+  /** The account's sending paused after WhatsApp refused a send (core/send-pause.ts); `until` in Unix ms. */
+  'account.limit': z.object({ reason: sendPauseReasonSchema, until: z.number().int(), timestamp: z.number().int() }),
 } satisfies Record<WebhookEventName, z.ZodType>;
 
 /**

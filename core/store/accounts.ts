@@ -3,6 +3,7 @@ import { AlreadyExistsError, ConflictError, NotFoundError, isConditionalCheckFai
 import { ACCOUNTS_GSI1PK, accountGsi1, accountKey } from '../keys.js';
 import { accountSchema, accountViewSchema, type Account, type AccountStatusChange, type AccountView } from '../schemas/account.js';
 import type { AccountSettings } from '../schemas/settings.js';
+import type { StoredSendPause } from '../send-pause.js';
 import { backfillCollectionClaims, claimCollection, collectionHolder } from './collection-claims.js';
 import { ALL, gsi1CursorPage, queryGsi1 } from './paging.js';
 import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
@@ -131,6 +132,28 @@ export async function updateAccountStatus(table: Table, accountId: string, chang
           ':now': now.toISOString(),
           ...(change.lastDisconnect ? { ':lastDisconnect': change.lastDisconnect } : {}),
         },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) throw new NotFoundError('Account not found', { cause: error });
+    throw error;
+  }
+}
+
+/**
+ * The connector, after WhatsApp refused a send (core/send-pause.ts): the account's pause, which
+ * the API reads with the account on every send and shows while it lasts. Not `lastUpdate`: that
+ * is the status's time. NotFoundError when the account is gone.
+ */
+export async function writeSendPause(table: Table, accountId: string, pause: StoredSendPause): Promise<void> {
+  try {
+    await table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: accountKey(accountId),
+        UpdateExpression: 'SET sendPause = :pause',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeValues: { ':pause': pause },
       }),
     );
   } catch (error) {

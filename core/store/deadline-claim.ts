@@ -51,11 +51,23 @@ export function claimPending(
   });
 }
 
-/** pending -> failed with `reason`. False when it is no longer pending (claimed or finished). */
-export function failPending(table: Table, key: Key, reason: string): Promise<boolean> {
-  return updateStatus(table, key, '#status = :failed, reason = :reason', IS_PENDING, {
-    ':pending': 'pending',
-    ':failed': 'failed',
-    ':reason': reason,
-  });
+/**
+ * pending -> failed with `reason` (and `fields`, e.g. a paused send's `retryAt`). False when it
+ * is no longer pending (claimed or finished).
+ */
+export function failPending(table: Table, key: Key, reason: string, fields: Record<string, unknown> = {}): Promise<boolean> {
+  const extra = Object.keys(fields).map((field) => `, #${field} = :${field}`);
+  return updateStatus(
+    table,
+    key,
+    `#status = :failed, reason = :reason${extra.join('')}`,
+    IS_PENDING,
+    {
+      ':pending': 'pending',
+      ':failed': 'failed',
+      ':reason': reason,
+      ...Object.fromEntries(Object.entries(fields).map(([field, value]) => [`:${field}`, value])),
+    },
+    Object.fromEntries(Object.keys(fields).map((field) => [`#${field}`, field])),
+  );
 }

@@ -76,8 +76,8 @@ export function liveRequestRecords<R extends LiveRecord, Ids extends object>(kin
     },
 
     /** pending -> failed: the API gave up on it, or the connector cannot do it. False when no longer pending. */
-    failPending(table: Table, accountId: string, id: string, reason: string): Promise<boolean> {
-      return failPending(table, key(accountId, id), reason);
+    failPending(table: Table, accountId: string, id: string, reason: string, fields?: Record<string, unknown>): Promise<boolean> {
+      return failPending(table, key(accountId, id), reason, fields);
     },
 
     /** Connector, after its claim: the final `status` and the `fields` that go with it. False when not claimed. */

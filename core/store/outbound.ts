@@ -67,6 +67,14 @@ export function failPendingOutbound(table: Table, accountId: string, messageId: 
 }
 
 /**
+ * pending -> failed, by the connector, because the account's sending is paused until `retryAt`
+ * (Unix ms): the API answers it with `retryAfter` (core/send-pause.ts).
+ */
+export function failPendingOutboundPaused(table: Table, accountId: string, messageId: string, reason: string, retryAt: number) {
+  return outboundRecords.failPending(table, accountId, messageId, reason, { retryAt });
+}
+
+/**
  * Connector, after its claim: the network accepted the message. Also over `unknown` (a second
  * delivery of the command gave up on this one while it was still being sent): the truth wins.
  * `content`: the message as sent (its encoded protobuf), kept with the record for as long as it

@@ -58,6 +58,11 @@ export function AccountView({ accountId, tab, chatId }: { accountId: string; tab
               last disconnect: {account.lastDisconnect.reason.replaceAll('_', ' ')}, {when(account.lastDisconnect.at)}
             </span>
           )}
+          {account?.sendPause && (
+            <span class="small" role="status">
+              sending paused ({account.sendPause.reason.replaceAll('_', ' ')}) until {when(account.sendPause.until)}
+            </span>
+          )}
         </div>
         <ConnectionControls accountId={accountId} status={status} onChange={refresh} />
       </div>

@@ -19,6 +19,7 @@ const EVENT_NAMES: EventName[] = [
   'session.status',
   'qr',
   'call',
+  'account.limit',
 ];
 
 /**

@@ -2,7 +2,8 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { ValidationError } from '../../core/errors.js';
 import { defaultCollectionName, isValidAccountId, isValidCollectionName } from '../../core/jid.js';
 import { newCommandId } from '../../core/ids.js';
-import { lastDisconnectSchema, type Account } from '../../core/schemas/account.js';
+import { lastDisconnectSchema, sendPauseView, type Account } from '../../core/schemas/account.js';
+import { sendPauseReasonSchema } from '../../core/send-pause.js';
 import { deleteAccountData } from '../../core/store/account-deletion.js';
 import { createAccount, deleteAccountRecord, getAccount, listAccountViews, listAccountViewsPage } from '../../core/store/accounts.js';
 import { releaseCollection } from '../../core/store/collection-claims.js';
@@ -32,9 +33,19 @@ const accountView = z
     lastDisconnect: lastDisconnectSchema
       .optional()
       .openapi({ description: 'The latest disconnect: its reason (as in the session.status event) and when (Unix ms)' }),
+    sendPause: z
+      .object({
+        reason: sendPauseReasonSchema,
+        until: z.number().int().openapi({ description: 'Unix ms: sending resumes by itself then' }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Present while the account's sending is paused after WhatsApp refused a send (429 `rate_limited`, 463 `reachout_timelock`): sends are refused until `until`",
+      }),
   })
   .openapi('Account');
-const createdView = accountView.omit({ currentStatus: true, hasQR: true, lastDisconnect: true });
+const createdView = accountView.omit({ currentStatus: true, hasQR: true, lastDisconnect: true, sendPause: true });
 
 /** The list/get form of an account (docs/api.md): without internal fields such as lastUpdate. */
 function view(account: Account) {
@@ -47,7 +58,13 @@ function view(account: Account) {
     currentStatus: account.currentStatus,
     hasQR: account.hasQR,
     ...(account.lastDisconnect ? { lastDisconnect: account.lastDisconnect } : {}),
+    ...withSendPause(account),
   };
+}
+
+function withSendPause(account: Account) {
+  const sendPause = sendPauseView(account.sendPause);
+  return sendPause ? { sendPause } : {};
 }
 
 const create = createRoute({
@@ -160,7 +177,7 @@ export function accountRecordRoutes(services: Services): OpenAPIHono<AppEnv> {
         throw cause;
       }
       c.get('log').info({ accountId: account._id }, 'account created');
-      const { currentStatus: _current, hasQR: _hasQR, lastDisconnect: _lastDisconnect, ...created } = view(account);
+      const { currentStatus: _current, hasQR: _hasQR, lastDisconnect: _lastDisconnect, sendPause: _sendPause, ...created } = view(account);
       return c.json({ ok: true as const, account: created }, 201);
     })
     .openapi(list, async (c) => {

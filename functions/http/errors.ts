@@ -8,8 +8,10 @@ import {
   NotFoundError,
   OperationFailedError,
   PayloadTooLargeError,
+  SendPausedError,
   ValidationError,
 } from '../../core/errors.js';
+import { retryAfterSeconds } from '../../core/send-pause.js';
 import type { AppEnv } from './services.js';
 
 /** The error body of docs/api.md: `{ok: false, error}`, plus `detail` for 500 `internal_error`. */
@@ -17,6 +19,8 @@ export interface ErrorBody {
   ok: false;
   error: string;
   detail?: string;
+  /** Seconds until a refused send may be tried again (also the `Retry-After` header). */
+  retryAfter?: number;
   requestId?: string;
 }
 
@@ -40,6 +44,12 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
   }
   if (error instanceof PayloadTooLargeError) {
     return c.json({ ok: false, error: error.message } satisfies ErrorBody, 413);
+  }
+  if (error instanceof SendPausedError) {
+    log?.info({ detail: error.message }, 'send refused: sending paused');
+    const retryAfter = retryAfterSeconds(error.until);
+    c.header('Retry-After', String(retryAfter));
+    return c.json({ ok: false, error: 'internal_error', detail: error.message, retryAfter } satisfies ErrorBody, 500);
   }
   if (error instanceof OperationFailedError) {
     log?.warn({ err: error }, 'operation failed');

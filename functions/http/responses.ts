@@ -4,7 +4,16 @@ import { z } from '@hono/zod-openapi';
  * The pieces of the OpenAPI document the routes share: JSON content, a JSON response, and the
  * error body of docs/api.md (the `Error` component) with what each status means on a route.
  */
-const errorBodySchema = z.object({ ok: z.literal(false), error: z.string(), detail: z.string().optional() }).openapi('Error');
+const errorBodySchema = z
+  .object({
+    ok: z.literal(false),
+    error: z.string(),
+    detail: z.string().optional(),
+    retryAfter: z.number().int().optional().openapi({
+      description: "A send refused while the account's sending is paused: seconds until it may be tried again (also `Retry-After`)",
+    }),
+  })
+  .openapi('Error');
 
 /** A JSON body or answer: `{'application/json': {schema}}`. */
 export const jsonContent = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });

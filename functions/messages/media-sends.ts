@@ -5,7 +5,7 @@ import { accountOf } from '../http/known-account.js';
 import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
 import { newRouter } from '../http/router.js';
 import { multipartSendRequest, sentResponse, uploadSendErrors } from './route-parts.js';
-import { assertConnected, sendAndWait } from './send-wait.js';
+import { assertCanSend, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 
@@ -47,7 +47,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
       try {
         const { to, caption, ptt, file } = requireMediaSendFields(kind, form.fields, form.file);
         // With a key, sendAndWait answers a replay before it checks the connection.
-        if (idempotencyKey === undefined) assertConnected(account);
+        if (idempotencyKey === undefined) assertCanSend(account);
         const s3Key = file.s3Key;
         if (!s3Key) throw new Error('the upload of a connected account was not stored');
         const fileName = file.fileName ?? (kind === 'document' ? caption : undefined);

@@ -6,12 +6,25 @@ import { accountIdParam } from '../http/validation.js';
 /** The OpenAPI pieces the send routes share (sends.ts, kinds.ts, media-sends.ts, sticker.ts). */
 const params = z.object({ accountId: accountIdParam });
 
+/** A send's 500: every way a send fails, and the Retry-After of a paused account's refusal. */
+const sendFailed = (description: string) => ({
+  ...errorResponse(description),
+  headers: {
+    'Retry-After': {
+      description: "Sent with a send refused because the account's sending is paused: seconds until it may be tried again",
+      schema: { type: 'integer' as const },
+    },
+  },
+});
+const SEND_FAILED =
+  'internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out';
+
 /** A send's error answers; `notFound` says what a 404 means on that route. */
 export const sendErrors = (notFound = 'Account not found') => ({
   400: errorResponse('Missing or invalid field'),
   404: errorResponse(notFound),
   409: errorResponse('Idempotency-Key reused with a different request'),
-  500: errorResponse('internal_error: not connected, rejected or timed out'),
+  500: sendFailed(SEND_FAILED),
 });
 
 export const sentResponse = jsonResponse(z.object({ ok: z.literal(true), messageId: z.string() }), 'Sent');
@@ -22,7 +35,7 @@ export const uploadSendErrors = (badRequest: string) => ({
   404: errorResponse('Account not found'),
   409: errorResponse('Idempotency-Key reused with a different request'),
   413: errorResponse('File too large (max 50 MB)'),
-  500: errorResponse('internal_error'),
+  500: sendFailed(SEND_FAILED),
 });
 
 /** A JSON body on `/accounts/{accountId}/…`, with the Idempotency-Key header. */

@@ -3,8 +3,10 @@ import {
   ConflictError,
   OperationFailedError,
   SendOutcomeUnknownError,
+  SendPausedError,
   SendTimeoutError,
 } from '../../core/errors.js';
+import { activePause, isMessageSend, pausedDetail } from '../../core/send-pause.js';
 import { newCommandId, newMessageId } from '../../core/ids.js';
 import type { Account } from '../../core/schemas/account.js';
 import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
@@ -63,6 +65,24 @@ export function assertConnected(account: Account): void {
 }
 
 /**
+ * Refuses at once, without enqueuing, a message send while the account's sending is paused after
+ * WhatsApp refused one (core/send-pause.ts). The API reads the account row for every send anyway
+ * (knownAccount), so this check costs no request; the row is read eventually consistent, so a
+ * send right after the nack may pass here, and the connector, which holds the pause in memory
+ * for the accounts it runs, refuses it there (connector/commands/send-pauses.ts).
+ */
+function assertNotPaused(account: Account, commandType: SendType): void {
+  const pause = activePause(account.sendPause);
+  if (pause && isMessageSend(commandType)) throw new SendPausedError(pausedDetail(pause.reason), pause.until);
+}
+
+/** What a send route checks before its upload: connected, and its sending not paused. */
+export function assertCanSend(account: Account): void {
+  assertConnected(account);
+  assertNotPaused(account, 'send_media');
+}
+
+/**
  * The one send path shared by every send route. Answers the message id once the connector
  * records `sent`; throws OperationFailedError (500 `internal_error`, the reason as `detail`)
  * otherwise. The send happens within this call's deadline or never:
@@ -87,6 +107,8 @@ export async function sendAndWait(services: Services, account: Account, request:
     if (earlier) return answerLikeEarlier(services, account._id, idempotency, earlier);
   }
   assertConnected(account);
+  // Like the connection check: refused before the key is bound, so the key can be used again.
+  assertNotPaused(account, request.type);
 
   const ids: SendIds = { messageId: newMessageId(), commandId: newCommandId() };
   const deadline = Date.now() + config.SEND_TIMEOUT_MS;
@@ -143,5 +165,6 @@ async function waitForOutcome(
 function answerOf(outbound: Outbound): void {
   if (outbound.status === 'sent') return;
   if (outbound.status === 'unknown') throw new SendOutcomeUnknownError(outbound.reason ?? 'outcome unknown');
+  if (outbound.retryAt !== undefined) throw new SendPausedError(outbound.reason ?? 'sending paused', outbound.retryAt);
   throw new OperationFailedError(outbound.reason ?? 'send failed');
 }

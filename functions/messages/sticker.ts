@@ -5,7 +5,7 @@ import { accountOf } from '../http/known-account.js';
 import { readMediaSendFields } from './media-fields.js';
 import { newRouter } from '../http/router.js';
 import { multipartSendRequest, sentResponse, uploadSendErrors } from './route-parts.js';
-import { assertConnected, sendAndWait } from './send-wait.js';
+import { assertCanSend, sendAndWait } from './send-wait.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 
@@ -41,7 +41,7 @@ export function stickerSendRoutes(services: Services): OpenAPIHono<AppEnv> {
       const { to } = readFields(form.fields);
       const file = form.file;
       if (!file || !to) throw new ValidationError('sticker and to are required');
-      if (idempotencyKey === undefined) assertConnected(account);
+      if (idempotencyKey === undefined) assertCanSend(account);
       const s3Key = file.s3Key;
       if (!s3Key) throw new Error('the upload of a connected account was not stored');
       const idempotency =

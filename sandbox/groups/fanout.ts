@@ -5,6 +5,7 @@ import type { Account } from '../network/model.js';
 import { groupJid, parseGroupJid, type Group } from './model.js';
 import { memberJid } from './nodes.js';
 import { sendGroupReceipt } from './receipts.js';
+import { sendNack } from '../network/send-limits.js';
 
 const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] as const;
 
@@ -30,8 +31,14 @@ export function handleGroupMessage(ctx: StanzaContext, node: BinaryNode): void {
     ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t, error: group ? '403' : '404' } });
     return;
   }
+  // A retry resend names its one device in `participant`: not a new send, never refused.
+  const verdict = node.attrs.participant ? undefined : network.sendLimits.take(me);
+  if (verdict?.kind === 'refuse') {
+    sendNack(ctx, { tag: 'ack', attrs: { class: 'message', id, from: to, t, error: String(verdict.error) } }, verdict.delayMs);
+    return;
+  }
   network.rememberOrigin(id, { phone: me, device: ctx.device });
-  ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
+  if (verdict?.kind !== 'withhold_ack') ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
 
   const attrs = senderAttrs(ctx, group, node, id, t);
   const deviceIdentity = child(node, 'device-identity');

@@ -3,13 +3,15 @@ import { child, children, type StanzaContext } from './context.js';
 import { parseUserJid, pnJid } from '../network/jids.js';
 import { handleGroupMessage } from '../groups/fanout.js';
 import { parseGroupJid } from '../groups/model.js';
+import { sendNack } from '../network/send-limits.js';
 
 const ROUTED_ATTRS = ['type', 'edit', 'category', 'push_priority', 'mediatype'] as const;
 
 /**
  * A companion's `<message>`: every `<to jid>` copy (or the single `<enc>` of a retry resend or
  * a peer message) goes to that device as `<message from="SENDER:DEV" ...>`; copies for the
- * sender's own devices carry `recipient`. The sender gets a server ack (messages-send.js:428-884).
+ * sender's own devices carry `recipient`. The sender gets a server ack (messages-send.js:428-884),
+ * or, when the control API asked for it (network/send-limits.ts), a nack and no delivery at all.
  */
 export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
   const id = node.attrs.id;
@@ -25,6 +27,13 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
     if (participant.tag === 'to' && participant.attrs.jid && enc) targets.push({ jid: participant.attrs.jid, enc });
   }
   const directEnc = child(node, 'enc');
+  // A retry resend (a single <enc>) or a peer message is not a new send: never refused.
+  const verdict = directEnc || node.attrs.category === 'peer' ? undefined : ctx.network.sendLimits.take(ctx.account.phone);
+  if (verdict?.kind === 'refuse') {
+    // As WhatsApp: a nack instead of the fan-out; nobody receives the message.
+    sendNack(ctx, { tag: 'ack', attrs: { class: 'message', id, from: to, t, error: String(verdict.error) } }, verdict.delayMs);
+    return;
+  }
   if (directEnc) {
     // A retry resend names the device in `to`; a peer message goes to our own phone.
     const jid = node.attrs.category === 'peer' ? pnJid(ctx.account.phone) : to;
@@ -36,7 +45,7 @@ export function handleMessage(ctx: StanzaContext, node: BinaryNode): void {
     node.attrs.recipient ??
     (destination ? ctx.network.jidOf(destination.account, 0, parseUserJid(to)?.server === 'lid' || ctx.network.addressing === 'lid') : to);
   // The server ack goes first: a receipt (e.g. from a phone) must not overtake it.
-  ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
+  if (verdict?.kind !== 'withhold_ack') ctx.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t } });
 
   for (const { jid, enc } of targets) {
     const target = ctx.network.accounts.resolve(jid);

@@ -7,6 +7,7 @@ import { lidJid, pnJid } from './jids.js';
 import { GroupRegistry } from '../groups/registry.js';
 import { GroupReceiptLedger } from '../groups/receipts.js';
 import { Calls } from './calls.js';
+import { SendLimits } from './send-limits.js';
 import { awaitsReceipt, enforceKeptLimit, noteAck, noteReceipt, noteSent, requeueUnreceipted } from './delivery.js';
 
 /** What the network needs from a live client connection. */
@@ -53,6 +54,8 @@ export class Network {
   readonly groupReceipts = new GroupReceiptLedger();
   /** Calls from phones to accounts (calls.ts). */
   readonly calls: Calls = new Calls(this);
+  /** WhatsApp's refusals and withheld acks, set through the control API (send-limits.ts). */
+  readonly sendLimits = new SendLimits();
   private readonly online = new Map<string, DeviceConnection>();
   /** Connections that got their offline backlog: only these receive stanzas live (keeps order). */
   private readonly flushed = new WeakSet<DeviceConnection>();

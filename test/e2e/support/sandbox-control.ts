@@ -4,7 +4,7 @@ import type { Undelivered } from '../../../sandbox/network/network.js';
 /**
  * The sandbox network's control API (sandbox/control-api.ts), as the tests use it: phones,
  * QR scans, messages sent from a phone (device 0), the phone's inbox and its read/played receipts, kicks,
- * client versions.
+ * WhatsApp's refusals and withheld acks, client versions.
  */
 interface PhoneInboxMessage {
   id?: string;
@@ -33,6 +33,10 @@ export interface SandboxControl {
   calls(phone: string): Promise<SandboxCall[]>;
   /** The phone reads (or plays) messages it received: their senders get read (played) receipts. */
   markReceived(phone: string, type: 'read' | 'played', messageIds: string[]): Promise<{ receipted: string[] }>;
+  /** WhatsApp refuses the phone's account's next `count` sends with a nack carrying `error` (POST /limits), `delayMs` after each. */
+  limit(phone: string, error: 429 | 463, count: number, delayMs?: number): Promise<unknown>;
+  /** The account's next `count` sends are delivered without their server ack (POST /acks/withhold). */
+  withholdAcks(phone: string, count: number): Promise<unknown>;
   /** What the network still owes the linked devices (GET /health): all zero once they took in everything. */
   undelivered(): Promise<Undelivered>;
   /** The client versions the network accepts, what each device (`<phone>.<device>`) announced, the logins refused. */
@@ -79,6 +83,8 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     endCall: (phone, callId) => call('POST', `/phones/${phone}/call/end`, { callId }),
     calls: async (phone) => (await call<{ calls: SandboxCall[] }>('GET', `/phones/${phone}/calls`)).calls,
     markReceived: (phone, type, messageIds) => call('POST', `/phones/${phone}/${type}`, { messageIds }),
+    limit: (phone, error, count, delayMs) => call('POST', '/limits', { phone, error, count, ...(delayMs ? { delayMs } : {}) }),
+    withholdAcks: (phone, count) => call('POST', '/acks/withhold', { phone, count }),
     undelivered: async () => (await call<{ undelivered: Undelivered }>('GET', '/health')).undelivered,
     versions: () => call('GET', '/version'),
     setVersions: (change) => call('PUT', '/version', change),

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { updateAccountStatus } from '../../../core/store/accounts.js';
+import { updateAccountStatus, writeSendPause } from '../../../core/store/accounts.js';
 import { findOutbound } from '../../../core/store/outbound.js';
 import { putMessage } from '../../../core/store/messages.js';
 import { tableOf, type Table } from '../../../core/store/table.js';
@@ -133,6 +133,29 @@ describe('POST /accounts/:id/message/send', () => {
     await api.call('POST', `/accounts/${id}/disconnect`);
     await connector.waitFor((c) => c.type === 'disconnect' && c.accountId === id);
     expect(connector.commands.some((c) => c.type === 'send_text' && c.accountId === id)).toBe(false);
+  });
+
+  it('sending paused after a refusal: 500 at once with retryAfter and Retry-After, nothing enqueued; read receipts still go', async () => {
+    const id = await account();
+    const until = Date.now() + 90_000;
+    await writeSendPause(table, id, { reason: 'reachout_timelock', until, durationMs: 120_000 });
+    const { status, body, headers } = await api.call('POST', `/accounts/${id}/message/send`, { to: TO, message: 'x' });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ ok: false, error: 'internal_error', detail: 'sending paused: reachout_timelock' });
+    expect(body.retryAfter).toBeGreaterThan(80);
+    expect(body.retryAfter).toBeLessThanOrEqual(90);
+    expect(headers.get('retry-after')).toBe(String(body.retryAfter));
+    expect((await api.call('GET', `/accounts/${id}`)).body.account).toMatchObject({ sendPause: { reason: 'reachout_timelock', until } });
+    // Not a message: the pause does not hold it. Its command also proves the queue was read after the send.
+    expect((await api.call('POST', `/accounts/${id}/chats/${TO}/read`)).status).toBe(200);
+    expect(commandsOf(id).map((c) => c.type)).toEqual(['mark_chat_read']);
+  });
+
+  it('a pause that ended is not shown and holds nothing', async () => {
+    const id = await account();
+    await writeSendPause(table, id, { reason: 'rate_limited', until: Date.now() - 1, durationMs: 60_000 });
+    expect((await api.call('GET', `/accounts/${id}`)).body.account).not.toHaveProperty('sendPause');
+    expect((await api.call('POST', `/accounts/${id}/message/send`, { to: TO, message: 'x' })).status).toBe(200);
   });
 
   it('account reconnecting: the send is queued for when the socket is back (sent then, 500 at the deadline otherwise)', async () => {
