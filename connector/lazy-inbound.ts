@@ -12,6 +12,7 @@ export function lazyInboundPipeline(deps: InboundPipelineDeps): InboundHandlers 
   return {
     handleUpsert: async (...args) => (await load()).handleUpsert(...args),
     handleMessages: async (...args) => (await load()).handleMessages(...args),
+    replayOutbox: async (...args) => (await load()).replayOutbox(...args),
     handleStatus: async (...args) => (await load()).handleStatus(...args),
     handleGroupReceipts: async (...args) => (await load()).handleGroupReceipts(...args),
     resolveInterruptedSend: async (...args) => (await load()).resolveInterruptedSend(...args),

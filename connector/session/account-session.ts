@@ -170,7 +170,7 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     this.replayTimer = setInterval(() => {
       if (this.ended()) clearInterval(this.replayTimer);
-      else if (this.lifecycle === 'connected') this.replayInbox();
+      else if (this.lifecycle === 'connected') this.replayInbox(false);
     }, INBOX_REPLAY_EVERY_MS);
     this.replayTimer.unref();
     this.openSocket();
@@ -291,9 +291,9 @@ export class AccountSession {
     });
   }
 
-  /** Queues a replay of the write-ahead records left behind (write-ahead-replay.ts). */
-  private replayInbox(): void {
-    queueInboxReplay(this.dispatcher, this.auth?.state.creds.me, this.parts);
+  /** Queues a replay of the write-ahead records and outbox items left behind (write-ahead-replay.ts). */
+  private replayInbox(atLogin: boolean): void {
+    queueInboxReplay(this.dispatcher, this.auth?.state.creds.me, this.parts, { atLogin });
   }
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
@@ -311,7 +311,7 @@ export class AccountSession {
     if (update.connection === 'open' && canMove(this.lifecycle, 'connected')) {
       loggedIn(this.closing.tries);
       this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
-      this.replayInbox();
+      this.replayInbox(true);
       await this.move('connected', { reason: 'connected' });
     }
     if (update.connection === 'close') await this.onClose(closeCodeOf(update));
