@@ -99,6 +99,13 @@ export const outboxKey = (accountId: string, id: string): Key => ({
   sk: `${OUTBOX_SK_PREFIX}${id}`,
 });
 
+/**
+ * The open webhook circuits, one item per target (by its hash: a URL may be longer than a sort
+ * key), in one partition: a connector reads them all with one Query (core/store/webhook-circuits.ts).
+ */
+export const WEBHOOK_CIRCUITS_PK = 'WEBHOOK_CIRCUITS';
+export const webhookCircuitKey = (targetHash: string): Key => ({ pk: WEBHOOK_CIRCUITS_PK, sk: `TARGET#${targetHash}` });
+
 /** A client's Idempotency-Key on a send (core/store/idempotency.ts); any printable ASCII. */
 export const idempotencyKey = (accountId: string, key: string): Key => ({
   pk: accountPartition(accountId),
