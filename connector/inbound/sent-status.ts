@@ -34,6 +34,12 @@ interface EarlyGroupReceipts {
   recipients: () => Promise<GroupRecipients | undefined>;
 }
 
+/**
+ * Receipts one outbox item holds at most: about 10 KB. A login can hand over thousands at once
+ * (the receipts that waited while the account was offline), beyond DynamoDB's 400 KB an item.
+ */
+const RECEIPTS_PER_OUTBOX_ITEM = 100;
+
 /** The key of one message's status lock, early receipts and interrupted send. */
 const statusKey = (accountId: string, messageId: string) => `${accountId}\n${messageId}`;
 
@@ -89,23 +95,24 @@ export function sentStatusOf({ table, queues, chats, outbox, logger }: SentStatu
    * the others were tried, and keeps the item for a replay.
    */
   async function applyStatuses(accountId: string, updates: readonly StatusUpdate[]) {
-    const held = await outbox.hold(accountId, {
-      receipts: updates.map(({ messageId, status, at }) => ({ messageId, status, at })),
-    });
     let firstError: unknown;
-    for (const update of updates) {
-      try {
-        await applyStatus(accountId, update);
-      } catch (error) {
-        firstError ??= error;
-        logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
+    for (let from = 0; from < updates.length; from += RECEIPTS_PER_OUTBOX_ITEM) {
+      const chunk = updates.slice(from, from + RECEIPTS_PER_OUTBOX_ITEM);
+      const held = await outbox.hold(accountId, { receipts: chunk.map(({ messageId, status, at }) => ({ messageId, status, at })) });
+      let failed = false;
+      for (const update of chunk) {
+        try {
+          await applyStatus(accountId, update);
+        } catch (error) {
+          failed = true;
+          firstError ??= error;
+          logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
+        }
       }
+      if (failed) outbox.failed(held);
+      else outbox.done(held);
     }
-    if (firstError) {
-      outbox.failed(held);
-      throw firstError;
-    }
-    outbox.done(held);
+    if (firstError) throw firstError;
   }
 
   /**

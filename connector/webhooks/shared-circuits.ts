@@ -13,9 +13,10 @@ import { targetForLogs } from './targets/dispatch.js';
  *
  * What it costs: nothing while a target answers (admit and record read and write nothing for a
  * closed circuit); a write when a circuit opens (and a read when another connector had opened it
- * first), one per probe (its claim, conditional: of two connectors one wins) plus one when it
- * fails or closes; and one Query of the open circuits per connector every `syncOpenMs` while
- * any is open, every `syncIdleMs` otherwise (to learn of circuits opened elsewhere).
+ * first); per probe time a claim attempt from each connector holding events for the target
+ * (conditional: of two connectors one wins) plus one write when the probe fails or closes it;
+ * and one Query of the open circuits per connector every `syncOpenMs` while any is open, every
+ * `syncIdleMs` otherwise (to learn of circuits opened elsewhere).
  *
  * A write that fails leaves the process with its own view, as before circuits were shared: it
  * still parks and probes on its own, and the next sync brings it back in step.
