@@ -124,4 +124,33 @@ describe('event outbox', () => {
       destroyClients(clients);
     }
   });
+
+  it('write units per reaction event: a contact reaction held by its write-ahead record adds none; one without a record adds the outbox item', async () => {
+    const clients = createClients(inbound.stack.config);
+    try {
+      const table = tableOf(inbound.stack.config, clients);
+      const pipeline = createInboundPipeline({ config: inbound.stack.config, clients, logger: silentLogger, queues: inbound.queues });
+      const accountId = inbound.newAccount();
+      const target = waMessage({ conversation: 'react to me' });
+      await pipeline.handleUpsert(accountId, { messages: [target], type: 'notify' }, ctx);
+      const react = (emoji: string) =>
+        waMessage({ reactionMessage: { key: { id: target.key.id!, remoteJid: PEER }, text: emoji, senderTimestampMs: 1_767_000_001_000 } });
+      const counted = countWriteUnits(clients);
+
+      await pipeline.handleUpsert(accountId, { messages: [react('🎉')], type: 'notify' }, { ...ctx, writeAhead: () => 'live' });
+      const withRecord = counted.units;
+      await pipeline.handleUpsert(accountId, { messages: [react('👍')], type: 'notify' }, ctx);
+      await waitFor('the outbox item to be deleted', async () => (await listOutboxItems(table, accountId)).length === 0);
+      const withoutRecord = counted.units - withRecord;
+      console.info(`write units per reaction event: ${withRecord} held by its record, ${withoutRecord} without one`);
+      expect(withRecord).toBe(1);
+      expect(withoutRecord).toBe(3);
+      expect((await webhookEvents(accountId, 3, 4_000)).filter((e) => e.event === 'message.reaction').map((e) => e.body.emoji)).toEqual([
+        '🎉',
+        '👍',
+      ]);
+    } finally {
+      destroyClients(clients);
+    }
+  });
 });
