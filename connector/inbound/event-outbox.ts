@@ -10,23 +10,27 @@ import { tableWrites, type TableWrites } from '../../core/store/table-writes.js'
  * The outbox of the webhook events that no write-ahead record holds: a receipt's
  * `message.status` (receipts are not written ahead: Baileys acks them to WhatsApp at once, so
  * none comes again after a crash), and a reaction, edit, revoke or vote handled without a record.
- * An item is stored before the row change, and deleted once the events are enqueued:
+ * An item is stored before the row change, and kept once the events are enqueued, as the
+ * account's spent item, which the next hold of the account overwrites:
  *
- *   hold (put, awaited) ─► row write ─► enqueue ─► done (delete, in no hurry)
- *                                                └► failed: the item stays for a replay
+ *   hold (put, awaited; over the spent item) ─► row write ─► enqueue ─► done: spent
+ *                                                                     └► failed: stays for a replay
  *
  * A process killed anywhere in between leaves the item; the account's next login replays it
  * (`stranded`): a receipt is applied again (a move only goes forward) and its event enqueued
  * when the row is at that status or beyond, an event built whole is enqueued as it is. Both with
- * the ids they had, so a receiver sees at least once with a stable X-Webhook-Id.
+ * the ids they had, so a receiver sees at least once with a stable X-Webhook-Id. A spent item is
+ * left out of this process's replays, and deleted when the account leaves the process (`leave`:
+ * a stop or a hand-over); after a crash the next owner replays it too, so a crash repeats the
+ * account's last status events once, under their ids.
  *
  * The item is its own write, not a mark on the row: a mark there rides the row's write for free
  * but is found after a crash only through an index (a sparse GSI costs a write to add the index
  * entry, a row update to clear the mark and a write to drop the entry, +3 write units and a
  * request that cannot be batched), while an item in the account's partition is found by the
- * Query the login already pays, and its put and delete travel in the shared BatchWriteItem
- * requests (table-writes.ts): +2 write units per batch of receipts Baileys hands over, most
- * often one receipt (docs/benchmarks.md).
+ * Query the login already pays. Overwriting the spent item instead of deleting each one makes
+ * it +1 write unit per batch of receipts Baileys hands over, most often one receipt
+ * (docs/benchmarks.md); the put travels in the shared BatchWriteItem requests (table-writes.ts).
  */
 export class EventOutbox {
   private readonly writer: TableWrites;
@@ -34,6 +38,8 @@ export class EventOutbox {
   private readonly inFlight = new Set<string>();
   /** Accounts whose handling here failed after an item was stored: the periodic replay reads theirs. */
   private readonly leftBehind = new Set<string>();
+  /** Per account, the id of a stored item whose events are all enqueued: the next hold overwrites it. */
+  private readonly spent = new Map<string, string>();
 
   constructor(
     private readonly table: Table,
@@ -45,10 +51,11 @@ export class EventOutbox {
   /** Resolves once the item is stored: only then may the row change it announces be written. */
   async hold(accountId: string, entry: { receipts?: OutboxReceipt[]; events?: WebhookEvent[] }): Promise<OutboxItem> {
     const now = Date.now();
+    const reused = this.spent.get(accountId);
+    this.spent.delete(accountId);
     const item: OutboxItem = {
       accountId,
-      // Time first: a replay takes them in key order, oldest first.
-      id: `${now.toString().padStart(15, '0')}-${randomBytes(6).toString('hex')}`,
+      id: reused ?? randomBytes(9).toString('base64url'),
       ...(entry.receipts?.length ? { receipts: entry.receipts } : {}),
       ...(entry.events?.length ? { events: JSON.stringify(entry.events) } : {}),
       createdAt: now,
@@ -64,8 +71,15 @@ export class EventOutbox {
     return item;
   }
 
-  /** Its events are enqueued (or none was due): the item goes, with the next pressing write. */
+  /** Its events are enqueued (or none was due): the item is spent, for the next hold to overwrite. */
   done(item: OutboxItem): void {
+    if (!this.spent.has(item.accountId)) {
+      this.inFlight.delete(inFlightKey(item));
+      this.spent.set(item.accountId, item.id);
+      return;
+    }
+    // Two holds of the account overlapped (the next socket's queue started before the last one
+    // drained): one spent item is enough.
     void this.remove(item.accountId, item.id)
       .catch((error: unknown) => {
         // The item stays: a later replay enqueues its events again, under the same ids.
@@ -73,6 +87,14 @@ export class EventOutbox {
         this.log.warn({ err: error, accountId: item.accountId }, 'event outbox item not deleted');
       })
       .finally(() => this.inFlight.delete(inFlightKey(item)));
+  }
+
+  /** The account leaves this process: its spent item goes, so that the next owner replays nothing twice. */
+  async leave(accountId: string): Promise<void> {
+    const id = this.spent.get(accountId);
+    this.spent.delete(accountId);
+    this.leftBehind.delete(accountId);
+    if (id !== undefined) await this.writer.add(deleteOutboxRequest(accountId, id));
   }
 
   /** The handling failed: the item stays for the account's next replay. */
@@ -93,10 +115,13 @@ export class EventOutbox {
       this.leftBehind.add(accountId);
       throw error;
     });
-    return items.filter((item) => !this.inFlight.has(inFlightKey(item)));
+    // Oldest first: an overwritten item's id says nothing of its age.
+    return items
+      .filter((item) => !this.inFlight.has(inFlightKey(item)) && this.spent.get(accountId) !== item.id)
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** A replayed item whose events went out again. */
+  /** A replayed item whose events went out again (taken by the account's next hold when it is its spent one). */
   async remove(accountId: string, id: string): Promise<void> {
     await this.writer.add(deleteOutboxRequest(accountId, id), DELETION_LINGER_MS);
   }

@@ -111,6 +111,8 @@ export interface InboundPipeline extends InterruptedSendResolver {
    * handling here waits for, otherwise only when this process left one (event-outbox.ts).
    */
   replayOutbox(accountId: string, options: { atLogin: boolean }): Promise<void>;
+  /** The account's session in this process ended: what its event outbox keeps for reuse goes. */
+  accountLeft(accountId: string): Promise<void>;
   /** Moves sent messages forward (never backwards) and enqueues a `message.status` event per move. */
   handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
   /**
@@ -212,6 +214,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       }
       if (items.length > 0) deps.logger.info({ accountId, replayed, failed: items.length - replayed }, 'event outbox items replayed');
     },
+    accountLeft: (accountId) => outbox.leave(accountId),
     handleStatus: sentStatus.handleStatus,
     handleGroupReceipts: sentStatus.handleGroupReceipts,
     resolveInterruptedSend: sentStatus.resolveInterruptedSend,

@@ -198,6 +198,8 @@ export class AccountSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
     await this.closeSocket();
+    // Not awaited: a hand-over waits for nothing of it (left, the item is replayed once by the next owner).
+    void this.deps.inbound.accountLeft(this.accountId).catch((error: unknown) => this.log.warn({ err: error }, 'event outbox not tidied'));
     // Before the caller releases the lease: what this session wrote is stored, and it writes no more.
     await this.auth?.close({ saveCreds: !leaseLost }).catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
     if (final) await this.move('stopped', final);
@@ -212,6 +214,7 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     if (sock) await logOutBounded(sock, this.log);
     await this.closeSocket();
+    void this.deps.inbound.accountLeft(this.accountId).catch(() => undefined);
     // The account's data is deleted next: a key write landing after it would leave keys behind.
     await this.auth?.close({ saveCreds: false }).catch(() => undefined);
     await this.statusWrites.drained();

@@ -84,7 +84,8 @@ describe('status and reaction events across a connector crash', { timeout: 240_0
     await first.kill();
     expect(posted().has(statusId)).toBe(false);
     expect(posted().has(reactionId)).toBe(false);
-    expect((await listOutboxItems(gw.table, alice.id)).length).toBeGreaterThan(0);
+    const leftBehind = (await listOutboxItems(gw.table, alice.id)).map((item) => item.id);
+    expect(leftBehind.length).toBeGreaterThan(0);
 
     // The dead process's leases: waiting out their expiry is the ownership suite's subject.
     await batchWrite(gw.table, [{ delete: leaseKey(alice.id) }, { delete: leaseKey(bob.id) }]);
@@ -101,6 +102,9 @@ describe('status and reaction events across a connector crash', { timeout: 240_0
     });
     const reaction = gw.webhooks.posts.find((p) => p.headers['x-webhook-id'] === reactionId);
     expect(reaction?.body).toMatchObject({ event: 'message.reaction', accountId: bob.id, messageId, emoji: '🔥' });
-    await waitFor('the outbox items to be deleted', async () => (await listOutboxItems(gw.table, alice.id)).length === 0);
+    // Replayed, they go (the new process keeps a spent item of its own once it handles a receipt).
+    await waitFor('the items left behind to be deleted', async () =>
+      (await listOutboxItems(gw.table, alice.id)).every((item) => !leftBehind.includes(item.id)),
+    );
   });
 });
