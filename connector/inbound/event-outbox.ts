@@ -121,7 +121,7 @@ export class EventOutbox {
       .sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** A replayed item whose events went out again (taken by the account's next hold when it is its spent one). */
+  /** An item whose events went out again (replayed), or a second spent one. */
   async remove(accountId: string, id: string): Promise<void> {
     await this.writer.add(deleteOutboxRequest(accountId, id), DELETION_LINGER_MS);
   }
