@@ -12,6 +12,11 @@ export function lazyInboundPipeline(deps: InboundPipelineDeps): InboundHandlers 
   return {
     handleUpsert: async (...args) => (await load()).handleUpsert(...args),
     handleMessages: async (...args) => (await load()).handleMessages(...args),
+    replayOutbox: async (...args) => (await load()).replayOutbox(...args),
+    // A pipeline never made holds nothing for the account.
+    accountLeft: async (...args) => {
+      if (pipeline) await (await pipeline).accountLeft(...args);
+    },
     handleStatus: async (...args) => (await load()).handleStatus(...args),
     handleGroupReceipts: async (...args) => (await load()).handleGroupReceipts(...args),
     resolveInterruptedSend: async (...args) => (await load()).resolveInterruptedSend(...args),

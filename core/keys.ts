@@ -88,6 +88,24 @@ export const inboxKey = (accountId: string, messageId: string, part: number): Ke
   sk: `${INBOX_SK_PREFIX}${messageId}#${part}`,
 });
 
+/**
+ * Webhook events whose row change is (or is about to be) written and that are not known to be
+ * enqueued yet, when no write-ahead record holds them (core/store/event-outbox.ts). In the
+ * account's partition, so that a resuming connector finds them with one Query of the prefix.
+ */
+export const OUTBOX_SK_PREFIX = 'OUTBOX#';
+export const outboxKey = (accountId: string, id: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `${OUTBOX_SK_PREFIX}${id}`,
+});
+
+/**
+ * The open webhook circuits, one item per target (by its hash: a URL may be longer than a sort
+ * key), in one partition: a connector reads them all with one Query (core/store/webhook-circuits.ts).
+ */
+export const WEBHOOK_CIRCUITS_PK = 'WEBHOOK_CIRCUITS';
+export const webhookCircuitKey = (targetHash: string): Key => ({ pk: WEBHOOK_CIRCUITS_PK, sk: `TARGET#${targetHash}` });
+
 /** A client's Idempotency-Key on a send (core/store/idempotency.ts); any printable ASCII. */
 export const idempotencyKey = (accountId: string, key: string): Key => ({
   pk: accountPartition(accountId),

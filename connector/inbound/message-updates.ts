@@ -5,6 +5,7 @@ import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { findPollSecret } from '../../core/store/poll-secrets.js';
 import { editMessageContent, findMessageRecord, markMessageRevoked, setPollVotes, setReactions } from '../../core/store/messages.js';
 import type { Table } from '../../core/store/table.js';
+import type { EventOutbox } from './event-outbox.js';
 import type { InboundAction, PollVote, UpdateOrigin } from './map-message.js';
 import type { InboundContext } from './pipeline.js';
 import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
@@ -13,7 +14,10 @@ import { applyReaction } from './reactions.js';
 /**
  * Messages that change a stored message instead of adding one: reactions, revokes ("deleted for
  * everyone"), edits and poll votes. Each rewrites its target's row (keeping its marks), then
- * queues its webhook event when it is due.
+ * queues its webhook event when it is due. Something durable holds that event from before the
+ * row write until it is enqueued: the update's write-ahead record when it has one (a replay
+ * applies the update again and enqueues the event again, same id), otherwise an item of the
+ * event outbox (event-outbox.ts).
  */
 
 /** A message that updates a stored one. */
@@ -22,11 +26,12 @@ export type MessageUpdate = Extract<InboundAction, { kind: 'reaction' | 'revoke'
 export interface MessageUpdatesDeps {
   table: Table;
   queues: Queues;
+  outbox: EventOutbox;
   /** Also deliver what the account did itself to webhooks. */
   deliverFromMe: boolean;
 }
 
-export function messageUpdatesOf({ table, queues, deliverFromMe }: MessageUpdatesDeps) {
+export function messageUpdatesOf({ table, queues, outbox, deliverFromMe }: MessageUpdatesDeps) {
   /** Events of what the account did itself go out only when its own messages do. */
   const updateEventDue = (origin: UpdateOrigin) => !origin.fromMe || deliverFromMe;
 
@@ -51,16 +56,36 @@ export function messageUpdatesOf({ table, queues, deliverFromMe }: MessageUpdate
    * The event of a reaction, revoke or edit: its eventId is that of the update message (a
    * revoke: of its target, which is revoked once), stable across redeliveries.
    */
-  async function sendUpdateEvent(
+  function updateEvent(
     accountId: string,
     origin: UpdateOrigin,
     event: 'message.reaction' | 'message.revoked' | 'message.edited',
     suffix: string,
     body: Record<string, unknown>,
-  ) {
+  ): WebhookEvent {
     const id = event === 'message.revoked' ? String(body.messageId) : origin.updateId;
-    const queued: WebhookEvent = { eventId: `${accountId}:${id}:${suffix}`, accountId, event, body, createdAt: Date.now() };
-    await queues.sendWebhookEvent(queued);
+    return { eventId: `${accountId}:${id}:${suffix}`, accountId, event, body, createdAt: Date.now() };
+  }
+
+  /**
+   * Writes an update's row change, then enqueues its event (undefined: none is due). Without a
+   * write-ahead record of the update, an outbox item holds the event across the two.
+   */
+  async function writeThenSend(
+    accountId: string,
+    updateMessageId: string,
+    ctx: InboundContext,
+    event: WebhookEvent | undefined,
+    write: () => Promise<boolean>,
+  ) {
+    const held = event && !ctx.writeAhead?.(updateMessageId) ? await outbox.hold(accountId, { events: [event] }) : undefined;
+    try {
+      if ((await write()) && event) await queues.sendWebhookEvent(event);
+    } catch (error) {
+      if (held) outbox.failed(held);
+      throw error;
+    }
+    if (held) outbox.done(held);
   }
 
   function baseUpdateBody(target: Message, origin: UpdateOrigin) {
@@ -81,9 +106,11 @@ export function messageUpdatesOf({ table, queues, deliverFromMe }: MessageUpdate
       return;
     }
     const updated = withVote(poll.message, vote.from, selected, vote.timestamp);
-    await setPollVotes(table, accountId, poll.message.messageId, updated.pollVotes);
     // The account's own vote is posted only with WEBHOOK_INCLUDE_FROM_ME, as its reactions and edits are.
-    if (!vote.fromMe || deliverFromMe) await queues.sendWebhookEvent(pollVoteEvent(accountId, voteMessageId, vote, selected));
+    const event = !vote.fromMe || deliverFromMe ? pollVoteEvent(accountId, voteMessageId, vote, selected) : undefined;
+    await writeThenSend(accountId, voteMessageId, ctx, event, () =>
+      setPollVotes(table, accountId, poll.message.messageId, updated.pollVotes),
+    );
   }
 
   /** Applies an update (`updateMessageId`: the id of the message that carries it) to its target. */
@@ -93,24 +120,22 @@ export function messageUpdatesOf({ table, queues, deliverFromMe }: MessageUpdate
         const target = await updateTarget(accountId, action, log);
         if (!target) return;
         const { messageId, reactions } = target.message;
-        if (!(await setReactions(table, accountId, messageId, applyReaction(reactions, action.reaction)))) return;
-        if (updateEventDue(action)) {
-          const { from, emoji, timestamp } = action.reaction;
-          await sendUpdateEvent(accountId, action, 'message.reaction', 'reaction', {
-            messageId,
-            chatId: action.chatId,
-            from,
-            emoji,
-            timestamp,
-          });
-        }
+        const { from, emoji, timestamp } = action.reaction;
+        const event = updateEventDue(action)
+          ? updateEvent(accountId, action, 'message.reaction', 'reaction', { messageId, chatId: action.chatId, from, emoji, timestamp })
+          : undefined;
+        await writeThenSend(accountId, updateMessageId, ctx, event, () =>
+          setReactions(table, accountId, messageId, applyReaction(reactions, action.reaction)),
+        );
         return;
       }
       case 'revoke': {
         const target = await updateTarget(accountId, action, log);
-        if (!target || !(await markMessageRevoked(table, accountId, target.message.messageId))) return;
-        if (updateEventDue(action))
-          await sendUpdateEvent(accountId, action, 'message.revoked', 'revoked', baseUpdateBody(target.message, action));
+        if (!target) return;
+        const event = updateEventDue(action)
+          ? updateEvent(accountId, action, 'message.revoked', 'revoked', baseUpdateBody(target.message, action))
+          : undefined;
+        await writeThenSend(accountId, updateMessageId, ctx, event, () => markMessageRevoked(table, accountId, target.message.messageId));
         return;
       }
       case 'edit': {
@@ -121,13 +146,10 @@ export function messageUpdatesOf({ table, queues, deliverFromMe }: MessageUpdate
         const caption = action.caption !== undefined && message.hasMedia ? action.caption : undefined;
         if (text === undefined && caption === undefined) return;
         const content = { ...(text !== undefined ? { text } : {}), ...(caption !== undefined ? { caption } : {}) };
-        if (!(await editMessageContent(table, accountId, message.messageId, content))) return;
-        if (updateEventDue(action)) {
-          await sendUpdateEvent(accountId, action, 'message.edited', 'edited', {
-            ...baseUpdateBody(message, action),
-            text: text ?? caption,
-          });
-        }
+        const event = updateEventDue(action)
+          ? updateEvent(accountId, action, 'message.edited', 'edited', { ...baseUpdateBody(message, action), text: text ?? caption })
+          : undefined;
+        await writeThenSend(accountId, updateMessageId, ctx, event, () => editMessageContent(table, accountId, message.messageId, content));
         return;
       }
       case 'poll_vote':

@@ -49,6 +49,7 @@ import type { InterruptedSendResolver } from '../commands/interrupted-sends.js';
 import type { GroupReceipt, GroupRecipients } from './group-receipts.js';
 import type { InboundAction } from './map-message.js';
 import { messageUpdatesOf } from './message-updates.js';
+import { EventOutbox, outboxEvents } from './event-outbox.js';
 import { newMessagesOf } from './new-messages.js';
 import { inOrderHandler } from './ordering.js';
 import { sentStatusOf } from './sent-status.js';
@@ -107,6 +108,14 @@ export interface InboundPipeline extends InterruptedSendResolver {
    * (a failure is logged here; the caller releases that message for a replay).
    */
   handleMessages(accountId: string, messages: readonly UpsertedMessage[], ctx: InboundContext): Promise<boolean[]>;
+  /**
+   * Enqueues the events of the account's event-outbox items left behind (a process that died
+   * between a row change and its enqueue, or a failed handling): at a login every item no
+   * handling here waits for, otherwise only when this process left one (event-outbox.ts).
+   */
+  replayOutbox(accountId: string, options: { atLogin: boolean }): Promise<void>;
+  /** The account's session in this process ended: what its event outbox keeps for reuse goes. */
+  accountLeft(accountId: string): Promise<void>;
   /** Moves sent messages forward (never backwards) and enqueues a `message.status` event per move. */
   handleStatus(accountId: string, updates: readonly StatusUpdate[]): Promise<void>;
   /**
@@ -131,7 +140,8 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
   const chats = chatWriterOf(table);
   const deliverFromMe = deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME;
-  const sentStatus = sentStatusOf({ table, queues, chats, logger: deps.logger });
+  const outbox = new EventOutbox(table, deps.logger);
+  const sentStatus = sentStatusOf({ table, queues, chats, outbox, logger: deps.logger });
   const newMessages = newMessagesOf({
     table,
     mediaStore,
@@ -141,7 +151,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
     deliverFromMe,
     mediaTimeoutMs: deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS,
   });
-  const updates = messageUpdatesOf({ table, queues, deliverFromMe });
+  const updates = messageUpdatesOf({ table, queues, outbox, deliverFromMe });
   let mapper: typeof import('./map-message.js') | undefined;
 
   /** What the message is; map-message loads Baileys, which an empty connector does not need, so it comes with the first message. */
@@ -197,6 +207,23 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       const failures = await handleInOrder(accountId, messages, ctx);
       return messages.map((_, index) => !failures.has(index));
     },
+    async replayOutbox(accountId, { atLogin }) {
+      const items = await outbox.stranded(accountId, atLogin);
+      let replayed = 0;
+      for (const item of items) {
+        try {
+          for (const receipt of item.receipts ?? []) await sentStatus.replayReceipt(accountId, receipt);
+          for (const event of outboxEvents(item)) await queues.sendWebhookEvent(event);
+          await outbox.remove(accountId, item.id);
+          replayed += 1;
+        } catch (error) {
+          outbox.keep(accountId);
+          deps.logger.error({ accountId, err: error }, 'event outbox replay failed: the item is kept for the next one');
+        }
+      }
+      if (items.length > 0) deps.logger.info({ accountId, replayed, failed: items.length - replayed }, 'event outbox items replayed');
+    },
+    accountLeft: (accountId) => outbox.leave(accountId),
     handleStatus: sentStatus.handleStatus,
     handleGroupReceipts: sentStatus.handleGroupReceipts,
     resolveInterruptedSend: sentStatus.resolveInterruptedSend,

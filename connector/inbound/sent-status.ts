@@ -7,9 +7,10 @@ import type { Message } from '../../core/schemas/message.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { ChatWriter } from '../../core/store/chat-writer.js';
 import type { ChatChange } from '../../core/store/chats.js';
-import { addGroupReceipt, advanceMessageStatus, type MessageMarks } from '../../core/store/messages.js';
+import { addGroupReceipt, advanceMessageStatus, findMessageRecord, type MessageMarks } from '../../core/store/messages.js';
 import type { Table } from '../../core/store/table.js';
 import { InterruptedSends } from '../commands/interrupted-sends.js';
+import type { EventOutbox } from './event-outbox.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import type { InboundPipeline, StatusUpdate } from './pipeline.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
@@ -20,7 +21,8 @@ import { EarlyStatuses, statusFromBaileys } from './status.js';
  * backwards, each move with its `message.status` event. A receipt can come before the row of its
  * message is written; it is kept for that write, which takes the message's status lock as the
  * receipts do. The same lock covers the resolving of an interrupted send, whose evidence is a
- * receipt (commands/interrupted-sends.ts).
+ * receipt (commands/interrupted-sends.ts). The receipts of one batch are held in the event
+ * outbox (event-outbox.ts) from before their row writes until their events are enqueued.
  */
 
 /** Sent group messages whose members' receipts may wait for the row, at most (each kept two minutes). */
@@ -32,6 +34,12 @@ interface EarlyGroupReceipts {
   recipients: () => Promise<GroupRecipients | undefined>;
 }
 
+/**
+ * Receipts one outbox item holds at most: about 10 KB. A login can hand over thousands at once
+ * (the receipts that waited while the account was offline), beyond DynamoDB's 400 KB an item.
+ */
+const RECEIPTS_PER_OUTBOX_ITEM = 100;
+
 /** The key of one message's status lock, early receipts and interrupted send. */
 const statusKey = (accountId: string, messageId: string) => `${accountId}\n${messageId}`;
 
@@ -39,12 +47,13 @@ export interface SentStatusDeps {
   table: Table;
   queues: Queues;
   chats: ChatWriter;
+  outbox: EventOutbox;
   logger: Logger;
 }
 
 export type SentStatus = ReturnType<typeof sentStatusOf>;
 
-export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
+export function sentStatusOf({ table, queues, chats, outbox, logger }: SentStatusDeps) {
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
   const earlyStatuses = new EarlyStatuses();
@@ -78,6 +87,49 @@ export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
       return moved;
     });
     if (chatId !== undefined) await sendStatusEvents(accountId, update.messageId, chatId, [update]);
+  }
+
+  /**
+   * Receipts handed over together, held by one outbox item from before the first row write until
+   * the last event is enqueued; each applied as `applyStatus`. The first failure is thrown after
+   * the others were tried, and keeps the item for a replay.
+   */
+  async function applyStatuses(accountId: string, updates: readonly StatusUpdate[]) {
+    let firstError: unknown;
+    for (let from = 0; from < updates.length; from += RECEIPTS_PER_OUTBOX_ITEM) {
+      const chunk = updates.slice(from, from + RECEIPTS_PER_OUTBOX_ITEM);
+      const held = await outbox.hold(accountId, { receipts: chunk.map(({ messageId, status, at }) => ({ messageId, status, at })) });
+      let failed = false;
+      for (const update of chunk) {
+        try {
+          await applyStatus(accountId, update);
+        } catch (error) {
+          failed = true;
+          firstError ??= error;
+          logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
+        }
+      }
+      if (failed) outbox.failed(held);
+      else outbox.done(held);
+    }
+    if (firstError) throw firstError;
+  }
+
+  /**
+   * A receipt of an outbox item left behind: applied again, and its event enqueued when the row
+   * is at that status or beyond, since the move may have been written before the process died
+   * without its event. A receipt that had moved nothing then (a late one) gets its event too:
+   * truthful (the message did get there) and under the id a move to it would have had.
+   */
+  async function replayReceipt(accountId: string, receipt: StatusUpdate) {
+    const key = statusKey(accountId, receipt.messageId);
+    const chatId = await statusLocks.run(key, async () => {
+      const moved = await advanceMessageStatus(table, accountId, receipt.messageId, receipt.status, receipt.at);
+      if (moved !== undefined) return moved;
+      const row = (await findMessageRecord(table, accountId, receipt.messageId))?.message;
+      return row?.fromMe && row.status && !isForwardMove(row.status, receipt.status) ? row.chatId : undefined;
+    });
+    if (chatId !== undefined) await sendStatusEvents(accountId, receipt.messageId, chatId, [receipt]);
   }
 
   /**
@@ -143,28 +195,17 @@ export function sentStatusOf({ table, queues, chats, logger }: SentStatusDeps) {
       }
       const status = groupStatusOf(members, sets.deliveredTo, sets.readBy);
       if (status && isForwardMove(sets.status, status))
-        await applyStatus(accountId, { messageId: receipt.messageId, status, at: receipt.at });
+        await applyStatuses(accountId, [{ messageId: receipt.messageId, status, at: receipt.at }]);
     }
   }
 
   const handlers: Pick<InboundPipeline, 'handleStatus' | 'handleGroupReceipts' | 'resolveInterruptedSend'> = {
-    async handleStatus(accountId, updates) {
-      let firstError: unknown;
-      for (const update of updates) {
-        try {
-          await applyStatus(accountId, update);
-        } catch (error) {
-          firstError ??= error;
-          logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
-        }
-      }
-      if (firstError) throw firstError;
-    },
+    handleStatus: applyStatuses,
     handleGroupReceipts: applyGroupReceipts,
     resolveInterruptedSend(accountId, messageId, reason) {
       const key = statusKey(accountId, messageId);
       return statusLocks.run(key, () => interruptedSends.resolve(key, accountId, messageId, reason));
     },
   };
-  return { ...handlers, sendStatusEvents, putSentMessage };
+  return { ...handlers, sendStatusEvents, putSentMessage, replayReceipt };
 }

@@ -180,7 +180,7 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     this.replayTimer = setInterval(() => {
       if (this.ended()) clearInterval(this.replayTimer);
-      else if (this.lifecycle === 'connected') this.replayInbox();
+      else if (this.lifecycle === 'connected') this.replayInbox(false);
     }, INBOX_REPLAY_EVERY_MS);
     this.replayTimer.unref();
     this.openSocket();
@@ -208,6 +208,8 @@ export class AccountSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
     await this.closeSocket();
+    // Not awaited: a hand-over waits for nothing of it (left, the item is replayed once by the next owner).
+    void this.deps.inbound.accountLeft(this.accountId).catch((error: unknown) => this.log.warn({ err: error }, 'event outbox not tidied'));
     // Before the caller releases the lease: what this session wrote is stored, and it writes no more.
     this.parts.inbox.close();
     await this.auth?.close({ saveCreds: !leaseLost }).catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
@@ -223,6 +225,7 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     if (sock) await logOutBounded(sock, this.log);
     await this.closeSocket();
+    void this.deps.inbound.accountLeft(this.accountId).catch(() => undefined);
     // The account's data is deleted next: a key or record write landing after it would stay behind.
     this.parts.inbox.close();
     await this.auth?.close({ saveCreds: false }).catch(() => undefined);
@@ -319,9 +322,9 @@ export class AccountSession {
     });
   }
 
-  /** Queues a replay of the write-ahead records left behind (write-ahead-replay.ts). */
-  private replayInbox(): void {
-    queueInboxReplay(this.dispatcher, this.auth?.state.creds.me, this.parts);
+  /** Queues a replay of the write-ahead records and outbox items left behind (write-ahead-replay.ts). */
+  private replayInbox(atLogin: boolean): void {
+    queueInboxReplay(this.dispatcher, this.auth?.state.creds.me, this.parts, { atLogin });
   }
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
@@ -339,7 +342,7 @@ export class AccountSession {
     if (update.connection === 'open' && canMove(this.lifecycle, 'connected')) {
       loggedIn(this.closing.tries);
       this.log.info({ selfJid: this.selfJid }, 'connected to WhatsApp');
-      this.replayInbox();
+      this.replayInbox(true);
       await this.move('connected', { reason: 'connected' });
     }
     if (update.connection === 'close') await this.onClose(closeCodeOf(update));

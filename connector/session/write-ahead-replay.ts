@@ -17,10 +17,17 @@ export interface ReplayParts {
 
 /**
  * Queues a replay of the write-ahead records no handling is waiting for (a previous process
- * died after receipting them, or storing them failed) behind the socket's inbound events.
- * Nothing without the socket's `dispatcher` or the account's own identity (`me`).
+ * died after receipting them, or storing them failed) behind the socket's inbound events, then
+ * of the event outbox's items left behind (read at a login, `atLogin`, and otherwise only when
+ * this process left one). Nothing without the socket's `dispatcher` or the account's own
+ * identity (`me`).
  */
-export function queueInboxReplay(dispatcher: Dispatcher | undefined, me: Contact | undefined, parts: ReplayParts): void {
+export function queueInboxReplay(
+  dispatcher: Dispatcher | undefined,
+  me: Contact | undefined,
+  parts: ReplayParts,
+  { atLogin }: { atLogin: boolean },
+): void {
   if (!dispatcher || !me) return;
   const { accountId, inbound } = parts;
   dispatcher.run('write-ahead replay', async (ctx) => {
@@ -32,5 +39,6 @@ export function queueInboxReplay(dispatcher: Dispatcher | undefined, me: Contact
       // Each replayed message's records are deleted only after its handling.
       handleUpsert: (upsert) => inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
     });
+    await inbound.replayOutbox(accountId, { atLogin });
   });
 }

@@ -7,9 +7,10 @@
  *   open ──(probe answered 2xx)──► closed: the caller releases the parked events
  *   open ──(probe failed)──► open: next probe after twice the wait, at most probeMaxMs
  *
- * The state lives in this process only: each connector learns on its own that a receiver is
- * down (a few failed POSTs each) and probes it on its own schedule, so with N connectors a
- * receiver that came back gets its backlog within one probeMaxMs (plus a release) from all of them.
+ * This is one process's view, kept in step with the circuits every connector shares in DynamoDB
+ * by shared-circuits.ts: an open circuit, its failed probes and its next probe time are stored
+ * there (`adopt` takes them from there, `forget` closes what another connector closed); the
+ * failures in a row that open one are counted here, per process.
  */
 export interface CircuitSettings {
   /** Failed POSTs in a row that open a circuit. */
@@ -72,6 +73,46 @@ export class Circuits {
     current.failedProbes = 0;
     current.nextProbeAt = now + this.probeDelayMs(0);
     return 'opened';
+  }
+
+  /**
+   * Takes an open circuit as stored (opened by another connector, or its probe schedule moved
+   * there); 'opened' when it was closed here. A probe out from here stays out.
+   */
+  adopt(target: string, shared: { failedProbes: number; nextProbeAt: number }): CircuitChange {
+    const circuit = this.circuits.get(target);
+    if (circuit?.open) {
+      circuit.failedProbes = shared.failedProbes;
+      if (!circuit.probeInFlight) circuit.nextProbeAt = shared.nextProbeAt;
+      return undefined;
+    }
+    this.circuits.set(target, { failuresInARow: 0, open: true, probeInFlight: false, ...shared });
+    return 'opened';
+  }
+
+  /** Closes a circuit another connector closed; 'closed' when it was open here. */
+  forget(target: string): CircuitChange {
+    const wasOpen = this.isOpen(target);
+    this.circuits.delete(target);
+    return wasOpen ? 'closed' : undefined;
+  }
+
+  /** A probe `admit` allowed that another connector holds, or whose time moved: look again at `at`. */
+  deferProbe(target: string, at: number): void {
+    const circuit = this.circuits.get(target);
+    if (!circuit?.open) return;
+    circuit.probeInFlight = false;
+    circuit.nextProbeAt = at;
+  }
+
+  /** An open circuit's failed probes and next probe time (after `record`: what to store). */
+  schedule(target: string): { failedProbes: number; nextProbeAt: number } | undefined {
+    const circuit = this.circuits.get(target);
+    return circuit?.open ? { failedProbes: circuit.failedProbes, nextProbeAt: circuit.nextProbeAt } : undefined;
+  }
+
+  openTargets(): string[] {
+    return [...this.circuits.entries()].filter(([, circuit]) => circuit.open).map(([target]) => target);
   }
 
   /** Open circuits whose probe is due and not yet out. */

@@ -21,8 +21,11 @@
  *
  * A URL that keeps failing opens its circuit (circuit.ts): its pairs are parked instead of
  * POSTed (they keep their retry schedule and count attempts), and one probe at a time tests
- * the URL. Every event waiting for a URL is held (parked-events.ts); the first 2xx of an open
- * URL makes them all visible again at once, so the backlog follows within seconds. With no
+ * the URL. The open circuits are shared by every connector through DynamoDB
+ * (shared-circuits.ts): one opened elsewhere, or before a crash, parks here too, and one
+ * connector at a time probes it. Every event waiting for a URL is held (parked-events.ts); the
+ * first 2xx of an open URL makes them all visible again at once, on this connector at once and
+ * on the others at their next sync, so the backlog follows within seconds. With no
  * registration selecting it an event is dropped. Delivery is at least once: a receiver drops
  * duplicates by the stable X-Webhook-Id (the event's id, the same for every webhook and retry).
  *
@@ -46,6 +49,7 @@ import { deadLetterTargetOnce, sendToDeadLetter } from './dead-letter.js';
 import { pairOf, targetsOf } from './delivery-pairs.js';
 import { ParkedEvents } from './parked-events.js';
 import { probe } from './probe.js';
+import { SharedCircuits } from './shared-circuits.js';
 import type { PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
 import { eventDisposal } from './disposal.js';
@@ -96,6 +100,17 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     probeBaseMs: config.WEBHOOK_PROBE_BASE_MS,
     probeMaxMs: config.WEBHOOK_PROBE_MAX_MS,
   });
+  // A probe's claim outlasts its POST; the others look again for a close at the probe's pace.
+  const shared = new SharedCircuits(
+    circuits,
+    table,
+    {
+      probeClaimMs: config.WEBHOOK_TIMEOUT_MS + 5_000,
+      syncOpenMs: config.WEBHOOK_PROBE_BASE_MS,
+      syncIdleMs: config.WEBHOOK_PROBE_MAX_MS,
+    },
+    log,
+  );
   const parked = new ParkedEvents();
   const deliveryLog = createDeliveryLogWriter(table);
   const senders = createTargetSenders(config, deps.clients);
@@ -166,23 +181,26 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
             targets.map((t) => pairOf(event, t.webhookId)),
           )
         : new Map<string, Delivery>();
-    const pending = targets
-      .filter((t) => {
-        const status = stored.get(t.webhookId)?.status;
-        return status !== 'delivered' && status !== 'failed';
-      })
-      .map((registration) => ({
-        registration,
-        attempt: (stored.get(registration.webhookId)?.attempts ?? 0) + 1,
-        admission: circuits.admit(registration.url),
-      }));
+    const pending = await Promise.all(
+      targets
+        .filter((t) => {
+          const status = stored.get(t.webhookId)?.status;
+          return status !== 'delivered' && status !== 'failed';
+        })
+        .map(async (registration) => ({
+          registration,
+          attempt: (stored.get(registration.webhookId)?.attempts ?? 0) + 1,
+          // A closed circuit answers without a request: only a due probe asks the shared one.
+          admission: await shared.admit(registration.url),
+        })),
+    );
     // The same bytes for every webhook: each signature covers exactly what is sent.
     const rawBody = JSON.stringify(webhookBody(event));
     const outcomes = await Promise.all(
       pending.map(async (p): Promise<typeof p & { outcome: PostOutcome }> => {
         if (p.admission === 'park') return { ...p, outcome: { ok: false, reason: 'receiver failing (circuit open)' } };
         const outcome = await post(p.registration, event, rawBody, p.attempt);
-        onCircuitChange(p.registration.url, circuits.record(p.registration.url, outcome.ok, p.admission));
+        onCircuitChange(p.registration.url, await shared.record(p.registration.url, outcome.ok, p.admission));
         return { ...p, outcome };
       }),
     );
@@ -270,10 +288,23 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     },
     'webhook delivery started',
   );
+  /** Acts on what a sync of the shared circuits changed here. */
+  const syncCircuits = (force = false) =>
+    shared.sync(Date.now(), force).then((changes) => {
+      for (const [url, change] of changes) onCircuitChange(url, change);
+    });
+  // Before the first receive: a target known to be down (by another connector, or by this one
+  // before a crash) is parked from the first event on, not POSTed until this connector's own failures open it.
+  const circuitsKnown = syncCircuits(true).catch((error: unknown) =>
+    log.warn({ err: error }, 'open webhook circuits not read: each opens here on its own failures until the next sync'),
+  );
   // Resolved at start so that a redrive limit below WEBHOOK_MAX_ATTEMPTS is reported at once.
   deadLetterTarget().catch((error: unknown) => log.warn({ err: error }, 'webhook dead-letter queue not resolved yet'));
   const loop = startPollLoop({
-    receive: (request) => queues.receiveWebhookEvents(request),
+    receive: async (request) => {
+      await circuitsKnown;
+      return queues.receiveWebhookEvents(request);
+    },
     waitSeconds: RECEIVE_WAIT_SECONDS,
     visibilitySeconds,
     messagesAtOnce: MAX_IN_FLIGHT,
@@ -291,7 +322,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   });
   const probeParts = {
     parked,
-    circuits,
+    circuits: shared,
     registrations,
     table,
     log,
@@ -301,6 +332,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     onCircuitChange,
   };
   const probeTimer = setInterval(() => {
+    track(syncCircuits());
     for (const url of circuits.dueProbes()) track(probe(url, probeParts));
   }, PROBE_CHECK_MS);
   probeTimer.unref();
@@ -311,7 +343,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       clearInterval(probeTimer);
       await loop.stop();
       // Events waiting for a receiver go to the next connector now rather than after their
-      // backoff: its circuits start closed, so a receiver that is up again gets them at once.
+      // backoff: it parks them while the shared circuit is open, and releases them with the others when it closes.
       await release(parked.takeAll(), 'connector stopping');
       if ((await withTimeout(loop.workDone(), drainUntil - Date.now())) === 'timed_out') {
         // A POST still out may yet succeed: the receiver then sees the event twice, which the

@@ -3,16 +3,17 @@ import type { WebhookRegistration } from '../../core/schemas/webhook.js';
 import { webhookBody, type WebhookEvent } from '../../core/schemas/webhook-event.js';
 import type { Table } from '../../core/store/table.js';
 import { findDeliveries, type DeliveryStatus } from '../../core/store/webhook-deliveries.js';
-import type { CircuitChange, Circuits } from './circuit.js';
+import type { CircuitChange } from './circuit.js';
 import { pairOf, targetsOf } from './delivery-pairs.js';
 import type { ParkedEvents } from './parked-events.js';
 import type { PostOutcome } from './post.js';
+import type { SharedCircuits } from './shared-circuits.js';
 import { targetForLogs } from './targets/dispatch.js';
 
 /** What a probe uses of the delivery worker. */
 export interface ProbeParts {
   parked: ParkedEvents;
-  circuits: Circuits;
+  circuits: Pick<SharedCircuits, 'admit' | 'record'>;
   registrations: { all(): Promise<WebhookRegistration[]> };
   table: Table;
   log: Logger;
@@ -50,7 +51,8 @@ export async function probe(url: string, parts: ProbeParts): Promise<void> {
     return;
   }
   const stored = (await findDeliveries(parts.table, [pairOf(event, registration.webhookId)])).get(registration.webhookId);
-  if (circuits.admit(url) !== 'probe') return;
+  // Of the connectors whose probe is due, the one that claims it in the shared circuit.
+  if ((await circuits.admit(url)) !== 'probe') return;
   const attempt = (stored?.attempts ?? 0) + 1;
   const outcome = await parts.post(registration, event, rawBody, attempt);
   await parts
@@ -59,5 +61,5 @@ export async function probe(url: string, parts: ProbeParts): Promise<void> {
     })
     .catch((error: unknown) => log.warn({ err: error, eventId: event.eventId }, 'recording the probe delivery failed'));
   if (!outcome.ok) log.debug({ url: targetForLogs(url), reason: outcome.reason }, 'webhook probe failed');
-  parts.onCircuitChange(url, circuits.record(url, outcome.ok, 'probe'));
+  parts.onCircuitChange(url, await circuits.record(url, outcome.ok, 'probe'));
 }

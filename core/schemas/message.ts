@@ -19,7 +19,7 @@ export type MessageType = z.infer<typeof messageTypeSchema>;
  * Where a message the account sent stands (docs/api.md): `pending` until WhatsApp acked it,
  * then `sent`, `delivered`, `read`, `played` (voice notes), or `failed` when WhatsApp refused it.
  */
-const messageStatusSchema = z.enum(['pending', 'sent', 'delivered', 'read', 'played', 'failed']);
+export const messageStatusSchema = z.enum(['pending', 'sent', 'delivered', 'read', 'played', 'failed']);
 export type MessageStatus = z.infer<typeof messageStatusSchema>;
 /** One voter's current choice in a poll (an empty `selected` takes the vote back). */
 const pollVoteSchema = z.object({ from: z.string(), selected: z.array(z.string()), timestamp: z.number().int() });
