@@ -907,7 +907,10 @@ export interface components {
           | 'connection_lost'
           | 'restart_required'
           | 'stopped'
-          | 'client_too_old';
+          | 'client_too_old'
+          | 'proxy_auth_failed'
+          | 'proxy_forbidden'
+          | 'proxy_failed';
         at: number;
       };
     };
