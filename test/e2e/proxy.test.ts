@@ -105,10 +105,12 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
     expect(socksProxy.tunnels.every((t) => t.authorized)).toBe(true);
   });
 
-  it('wrong credentials: the account does not connect, and says proxy_auth_failed', async () => {
+  it('wrong credentials: the account does not connect, and says proxy_auth_failed; a PATCH fixing them is used at the next try', async () => {
+    const dave = { id: 'proxwrong', phone: '15550910004' };
+    await gw.control.createPhone(dave.phone);
     const refusedBefore = httpProxy.tunnels.filter((t) => !t.authorized).length;
     const created = await api.call('POST', '/accounts', {
-      id: 'proxwrong',
+      id: dave.id,
       settings: { proxy: { url: httpProxy.url({ user: credentials.user, password: wrongPassword }) } },
     });
     expect(created.status).toBe(201);
@@ -120,7 +122,12 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
     expect(httpProxy.tunnels.filter((t) => !t.authorized).length).toBeGreaterThan(refusedBefore);
     const refusedTunnel = httpProxy.tunnels.find((t) => !t.authorized);
     expect(refusedTunnel?.target).toBe(wsHost);
-    expect((await api.call('DELETE', '/accounts/proxwrong')).status).toBe(200);
+
+    // The session retries with backoff, reading the settings of then: the next try links.
+    const from = gw.logs.lines.length;
+    const fixed = await api.call('PATCH', `/accounts/${dave.id}/settings`, { proxy: { url: httpProxy.url(credentials) } });
+    expect(fixed.status).toBe(200);
+    await gw.linkAccount(dave.id, dave.phone, { logsFrom: from });
   });
 
   it('wrong SOCKS5 credentials: proxy_auth_failed too', async () => {
@@ -154,6 +161,21 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
     });
     expect(seen).toEqual({ status: 'connecting', reason: 'proxy_forbidden' });
     expect((await api.call('DELETE', `/accounts/${id}`)).status).toBe(200);
+  });
+
+  it('a proxy set on a connected account: the live connection stays, the next connect goes through it', async () => {
+    const before = tunnelsTo(httpProxy, wsHost).length;
+    const from = gw.logs.lines.length;
+    expect((await api.call('PATCH', `/accounts/${bob.id}/settings`, { proxy: { url: httpProxy.url(credentials) } })).status).toBe(200);
+    await gw.logs.waitForLine('bob: settings applied', (l) => l.accountId === bob.id && l.msg === 'account settings applied', { from });
+    expect((await lastDisconnectOf(bob.id)).status).toBe('connected');
+    expect(tunnelsTo(httpProxy, wsHost).length).toBe(before);
+
+    expect((await api.call('POST', `/accounts/${bob.id}/disconnect`)).status).toBe(200);
+    await gw.waitForStatus(bob.id, 'not_started');
+    expect((await api.call('POST', `/accounts/${bob.id}/connect`)).status).toBe(200);
+    await gw.waitForStatus(bob.id, 'connected');
+    expect(tunnelsTo(httpProxy, wsHost).length).toBeGreaterThan(before);
   });
 
   it('no log line holds a proxy password (debug level)', () => {
