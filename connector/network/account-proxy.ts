@@ -104,7 +104,7 @@ interface AgentSide {
 /**
  * A CONNECT agent that fails the request when the tunnel is refused. https-proxy-agent answers a
  * refused CONNECT with a socket replaying the proxy's answer to the request; `ws` then sees a 407
- * "upgrade response", which Baileys does not listen for, and the socket would only close at its
+ * "upgrade response", which Baileys does not act on, and the socket would only close at its
  * connect timeout, reported as a timeout. An error says at once what happened.
  */
 class TunnelAgent extends HttpsProxyAgent<string> {
@@ -193,7 +193,7 @@ export function accountProxy(proxyUrl: string, options: ProxyOptions): AccountPr
     close: () => {
       agent.destroy();
       fetchAgent.destroy();
-      void (downloadDispatcher as unknown as UndiciAgent).close().catch(() => undefined);
+      void downloadDispatcher.close().catch(() => undefined);
     },
   };
 }
