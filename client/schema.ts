@@ -909,7 +909,10 @@ export interface components {
           | 'connection_lost'
           | 'restart_required'
           | 'stopped'
-          | 'client_too_old';
+          | 'client_too_old'
+          | 'proxy_auth_failed'
+          | 'proxy_forbidden'
+          | 'proxy_failed';
         at: number;
       };
       /** @description Present while the account's sending is paused after WhatsApp refused a send (429 `rate_limited`, 463 `reachout_timelock`): sends are refused until `until` */

@@ -173,14 +173,16 @@ export const configSchema = z.object({
     .describe('`true`: also post messages the account sent itself'),
 
   /**
-   * Webhooks may target loopback and private addresses (127/8, 10/8, 172.16/12, 192.168/16,
+   * Webhooks and account proxies may target loopback and private addresses (127/8, 10/8, 172.16/12, 192.168/16,
    * 100.64/10, ::1, fc00::/7): for receivers on the same machine or network. Default false.
    * Metadata, link-local, unspecified, multicast and broadcast addresses are refused always.
    */
   WEBHOOK_ALLOW_PRIVATE: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
     .transform((v) => v === 'true')
-    .describe('`true`: webhooks may target loopback and private addresses (`npm start` sets it unless given; AWS: false)'),
+    .describe(
+      '`true`: webhooks and account proxies may target loopback and private addresses (`npm start` sets it unless given; AWS: false)',
+    ),
 
   /**
    * AWS event targets (docs/webhooks.md, AWS targets): the SQS queue and EventBridge bus ARNs a

@@ -13,7 +13,8 @@ import type { NetworkOptions } from '../network/network-options.js';
 import { afterClose, closeCodeOf, loggedIn, loginTries, type ClosingSession } from './after-close.js';
 import { attachDispatcher, type Dispatcher, type InboundHandlers } from './event-dispatcher.js';
 import { canMove, isWindingDown, type Lifecycle } from './lifecycle.js';
-import type { AccountSettings } from '../../core/schemas/settings.js';
+import { maskProxyUrl, type AccountSettings } from '../../core/schemas/settings.js';
+import { networkThrough } from '../network/account-proxy.js';
 import { callHandler } from './calls.js';
 import { dropUnfinishedCodeLink, linkPhaseOf, requestPairingCode, showQr, type LinkPhase, type QrTargets } from './link-phase.js';
 import { moveTarget, storeMove, type StatusStore } from './status-move.js';
@@ -101,12 +102,19 @@ export class AccountSession {
   /** The account's settings now: read where they apply (the inbound context, calls), so a change applies to what comes next. */
   private settings: AccountSettings;
   private readonly onCalls: ReturnType<typeof callHandler>;
+  /**
+   * The current socket's network: the proxy of the settings when it was opened (a new proxy
+   * applies from the next socket: a connected one is not cut for it), and the agents to close
+   * with it.
+   */
+  private socketNetwork: ReturnType<typeof networkThrough>;
 
   constructor(deps: AccountSessionDeps) {
     this.deps = deps;
     this.accountId = deps.accountId;
     this.currentStatus = deps.recordedStatus;
     this.settings = deps.settings;
+    this.socketNetwork = { network: deps.network };
     this.log = deps.logger.child({ accountId: deps.accountId });
     const { accountId, table, network, waVersion, inbound, events, printTerminalQr, statusWriter } = deps;
     const log = this.log;
@@ -289,14 +297,19 @@ export class AccountSession {
   }
 
   private contextFor(sock: WASocket): InboundContext | undefined {
-    return inboundContextOf(sock, this.selfJid, this.parts);
+    return inboundContextOf(sock, this.selfJid, { ...this.parts, network: this.socketNetwork.network });
   }
 
   private openSocket(): void {
     const auth = this.auth;
     if (!auth || isWindingDown(this.lifecycle)) return;
     this.linkPhaseStartedAt = undefined;
-    const { sock, version } = openWASocket({ ...this.parts, auth });
+    this.socketNetwork.proxy?.close();
+    const proxyUrl = this.settings.proxy?.url;
+    this.socketNetwork = networkThrough(this.parts.network, proxyUrl);
+    // The URL as the API answers it: never the password.
+    if (proxyUrl !== undefined) this.log.info({ proxy: maskProxyUrl(proxyUrl) }, 'connecting through the proxy');
+    const { sock, version } = openWASocket({ ...this.parts, network: this.socketNetwork.network, auth });
     this.announcedVersion = version;
     const previous = this.dispatcher;
     this.sock = sock;
@@ -353,7 +366,7 @@ export class AccountSession {
     if (this.ended()) return;
     const auth = this.auth;
     if (!auth) return;
-    await afterClose(this.closing, auth, statusCode);
+    await afterClose(this.closing, auth, statusCode, this.socketNetwork.proxy?.failure());
   }
 
   /**
@@ -416,5 +429,6 @@ export class AccountSession {
     this.dispatcher = undefined;
     dispatcher?.detach();
     await endSocket(sock, dispatcher, this.parts.inbox, this.log);
+    this.socketNetwork.proxy?.close();
   }
 }

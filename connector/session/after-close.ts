@@ -7,6 +7,7 @@ import type { WaVersionKeeper } from '../wa-version/wa-version-keeper.js';
 import { isWindingDown, type Lifecycle } from './lifecycle.js';
 import { dropUnfinishedCodeLink } from './link-phase.js';
 import { closeReason, decideAfterClose } from './reconnect-policy.js';
+import type { ProxyFailure } from '../network/account-proxy.js';
 
 /** The status code a socket closed with. */
 export const closeCodeOf = (update: Partial<ConnectionState>): number | undefined => {
@@ -24,6 +25,8 @@ export interface LoginTries {
   /** Logins refused for their version since the last one that succeeded. */
   refusedLogins: number;
   lastVersionWarnAt: number;
+  /** How the last socket failed at its proxy: a status that stays is reported once per failure, not at every retry. */
+  proxyFailure?: ProxyFailure | undefined;
 }
 
 export const loginTries = (): LoginTries => ({
@@ -37,6 +40,7 @@ export function loggedIn(tries: LoginTries): void {
   tries.failures = 0;
   tries.qrRounds = 0;
   tries.refusedLogins = 0;
+  tries.proxyFailure = undefined;
 }
 
 /** What a close does to its session: the session implements it over its own state. */
@@ -60,14 +64,21 @@ export interface ClosingSession {
  * creds are stored, `decideAfterClose` says what next, and the session reconnects, waits,
  * ends or logs in again with a newer version.
  */
-export async function afterClose(session: ClosingSession, auth: DynamoAuthState, statusCode: number | undefined): Promise<void> {
+export async function afterClose(
+  session: ClosingSession,
+  auth: DynamoAuthState,
+  statusCode: number | undefined,
+  proxyFailure?: ProxyFailure,
+): Promise<void> {
   const { log, tries } = session;
   // Creds Baileys just changed (pairing, pre-keys) must be stored before the next login uses them.
   await auth.flush().catch((error: unknown) => log.error({ err: error }, 'creds write failed'));
   await dropUnfinishedCodeLink(auth, log);
   const linked = auth.isLinked();
   const decision = decideAfterClose({ statusCode, failures: tries.failures, linked, qrRounds: tries.qrRounds });
-  const reason = closeReason(statusCode, linked);
+  // A socket that never got through its proxy closes as a plain drop for Baileys; the proxy's
+  // failure says what the user can fix (a drop is retried the same way, with the settings of then).
+  const reason = proxyFailure ?? closeReason(statusCode, linked);
   if (session.lifecycle() === 'awaiting_scan') tries.qrRounds += 1;
   log.info({ statusCode, decision: decision.kind, reason }, 'connection closed');
   if (
@@ -86,14 +97,18 @@ export async function afterClose(session: ClosingSession, auth: DynamoAuthState,
       session.openSocket();
       return;
     }
-    case 'retry_later':
+    case 'retry_later': {
       tries.failures += 1;
-      await session.move(linked ? 'reconnecting' : 'connecting', { reason });
+      // A status that stays (`connecting` before a first login) still says why, once per failure.
+      const report = proxyFailure !== undefined && proxyFailure !== tries.proxyFailure;
+      tries.proxyFailure = proxyFailure;
+      await session.move(linked ? 'reconnecting' : 'connecting', { reason, ...(report ? { report } : {}) });
       // The status write above may have overlapped haltReconnects().
       if (isWindingDown(session.lifecycle())) return;
       session.openSocketLater(decision.delayMs);
       log.info({ delayMs: decision.delayMs }, 'reconnect scheduled');
       return;
+    }
     case 'logged_out':
       await auth.clear().catch((error: unknown) => log.error({ err: error }, 'clearing credentials failed'));
       await session.move('logged_out', { reason });

@@ -19,6 +19,9 @@ const statusReasonSchema = z.enum([
   'restart_required',
   'stopped',
   'client_too_old',
+  'proxy_auth_failed',
+  'proxy_forbidden',
+  'proxy_failed',
 ]);
 export type StatusReason = z.infer<typeof statusReasonSchema>;
 
