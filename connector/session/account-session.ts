@@ -51,6 +51,8 @@ export interface AccountSessionDeps {
   waVersion: Pick<WaVersionKeeper, 'current' | 'newerThan'>;
   /** The account's settings when the session was made; `applySettings` brings changes. */
   settings: AccountSettings;
+  /** Whether the account's sending is paused now (WhatsApp refused a send); none: never paused. */
+  sendingPaused?: () => boolean;
 }
 
 /** The status a stopped session leaves on the account, and why. */
@@ -135,7 +137,13 @@ export class AccountSession {
       groupSubjects: new GroupSubjects(table, accountId, log),
       settings: () => this.settings,
     };
-    this.onCalls = callHandler({ accountId, log, events, settings: () => this.settings });
+    this.onCalls = callHandler({
+      accountId,
+      log,
+      events,
+      settings: () => this.settings,
+      sendingPaused: deps.sendingPaused ?? (() => false),
+    });
     // The account may have been another connector's since this process last wrote its chats.
     chatWriterOf(deps.table).forgetAccount(deps.accountId);
     this.closing = {

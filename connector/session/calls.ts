@@ -11,6 +11,8 @@ export interface CallTargets {
   events: SessionEvents;
   /** The account's settings now (`rejectCalls`, `callRejectMessage`): a change applies to the next call. */
   settings(): AccountSettings;
+  /** Whether the account's sending is paused after WhatsApp refused a send (connector/commands/send-pauses.ts). */
+  sendingPaused(): boolean;
 }
 
 /** Calls of one session are remembered this long: a call rings for a minute at most. */
@@ -54,6 +56,12 @@ export function callHandler(targets: CallTargets): (sock: WASocket, calls: reado
     targets.log.info({ callId: call.id, isVideo }, 'call declined (rejectCalls)');
     report(call, from, isVideo, 'rejected');
     if (callRejectMessage === undefined) return;
+    // A pause holds every send of the account (docs/sending.md): one more message to a new
+    // contact is what WhatsApp's reach-out limit counts. The call is still declined.
+    if (targets.sendingPaused()) {
+      targets.log.info({ callId: call.id }, 'call-reject message not sent: sending paused');
+      return;
+    }
     // Stored like any message the account sends from its phone (Baileys' echo of it); its text is not logged.
     await sock.sendMessage(from, { text: callRejectMessage }).then(
       () => targets.log.info({ callId: call.id }, 'call-reject message sent'),

@@ -31,7 +31,7 @@ export interface SessionRegistryDeps {
   /** `sendPolicy.enabled` of accounts stored without settings (SEND_PACING_DEFAULT; default on). */
   pacing?: boolean;
   /** Takes the send pause stored with an account whose session starts here (commands/send-pauses.ts). */
-  sendPauses?: { load(accountId: string, stored: Account['sendPause']): void };
+  sendPauses?: { load(accountId: string, stored: Account['sendPause']): void; active(accountId: string): unknown };
 }
 
 /** What `refreshSettings` found. */
@@ -168,6 +168,7 @@ export class SessionRegistry {
         // A `connect` follows the route's write of `connecting`: the session's status changes count from there.
         recordedStatus: reason === 'connect' ? 'connecting' : account.status,
         settings: settingsOf(account, this.deps.pacing ?? true),
+        sendingPaused: () => this.deps.sendPauses?.active(accountId) !== undefined,
         statusWriter: this.statusWriter,
         waVersion: this.deps.waVersion,
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),

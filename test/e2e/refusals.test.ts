@@ -126,6 +126,11 @@ describe("WhatsApp's refusals", { timeout: 240_000 }, () => {
   });
 
   it('463 pauses the account as reachout_timelock; a repeat soon after resuming doubles the pause, which a restart keeps', async () => {
+    const patched = await api.call('PATCH', `/accounts/${carol.id}/settings`, {
+      rejectCalls: true,
+      callRejectMessage: 'No calls here, write instead.',
+    });
+    expect(patched.status).toBe(200);
     await gw.control.limit(carol.phone, 463, 2);
     const first = await send(carol.id, 'first reach-out');
     expect(first.body).toEqual({ ok: false, error: 'internal_error', detail: 'WhatsApp refused the send: reachout_timelock (463)' });
@@ -142,6 +147,18 @@ describe("WhatsApp's refusals", { timeout: 240_000 }, () => {
     expect(doubled.until).toBeGreaterThanOrEqual(before + 2 * PAUSE_MS);
     await waitFor('the second account.limit event', () => limitEvents(carol.id).length === 2);
     expect(limitEvents(carol.id)[1]).toMatchObject(doubled);
+
+    // The pause holds every send, the call-reject message too: the call is declined, its message held.
+    const { callId } = await gw.control.call(bobPhone, carol.phone);
+    await waitFor('the sandbox to see the call rejected', async () =>
+      (await gw.control.calls(bobPhone)).some((c) => c.callId === callId && c.status === 'rejected'),
+    );
+    await gw.logs.waitForLine(
+      'the held call-reject message',
+      (l) => l.accountId === carol.id && l.msg === 'call-reject message not sent: sending paused',
+    );
+    expect(Date.now()).toBeLessThan(doubled.until);
+    expect((await gw.control.inbox(bobPhone)).some((m) => m.text === 'No calls here, write instead.')).toBe(false);
 
     // Stored with the account: a restarted connector holds the pause too.
     expect((await findAccount(gw.table, carol.id, true))?.sendPause).toMatchObject({ ...doubled, durationMs: 2 * PAUSE_MS });

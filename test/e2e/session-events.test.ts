@@ -124,7 +124,8 @@ describe('story: session.status and qr events through kicks, disconnect and logo
     const again = events().length;
     expect((await api.call('POST', `/accounts/${alice.id}/connect`)).body).toMatchObject({ ok: true });
     const connected = await statusEvent(alice.id, 'connected', 'connected', again);
-    expect(connected.body).toMatchObject({ previousStatus: 'connecting' });
+    // From `connecting`, or through `reconnecting` when a busy machine dropped the first try.
+    expect(['connecting', 'reconnecting']).toContain(connected.body.previousStatus);
     expect(
       events()
         .slice(again)

@@ -29,9 +29,14 @@ export async function sendTextByCommand(gw: Gateway, accountId: string, to: stri
   const commandId = newCommandId();
   await putPendingOutbound(gw.table, accountId, { messageId, commandId }, Date.now() + gw.config.SEND_TIMEOUT_MS);
   await gw.queues.sendCommand({ type: 'send_text', accountId, commandId, payload: { messageId, to, text } });
-  const outbound = await waitFor('the send to settle', async () => {
-    const found = await findOutbound(gw.table, accountId, messageId);
-    return found && isFinalStatus(found.status) ? found : undefined;
-  });
+  // Past the send's deadline: a send that cannot go ends `failed` by then, which is for the caller to judge.
+  const outbound = await waitFor(
+    'the send to settle',
+    async () => {
+      const found = await findOutbound(gw.table, accountId, messageId);
+      return found && isFinalStatus(found.status) ? found : undefined;
+    },
+    { timeoutMs: gw.config.SEND_TIMEOUT_MS + 30_000 },
+  );
   return { messageId, outbound };
 }
