@@ -165,6 +165,9 @@ describe('GET /accounts and /accounts/:id', () => {
       'restart_required',
       'stopped',
       'client_too_old',
+      'proxy_auth_failed',
+      'proxy_forbidden',
+      'proxy_failed',
     ]);
   });
 });
