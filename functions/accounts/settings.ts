@@ -22,8 +22,12 @@ const settingsAnswerSchema = accountSettingsSchema
   })
   .openapi('AccountSettings');
 
-/** A PATCH body, and `settings` of POST /accounts. */
-export const settingsPatchBody = settingsPatchSchema.openapi('AccountSettingsPatch', {
+/**
+ * A PATCH body, and `settings` of POST /accounts. A copy made here: the core schema may have been
+ * made before zod-openapi extended zod (a process that imports the core first, as the client
+ * version suite does), and only schemas made after it have `.openapi`.
+ */
+export const settingsPatchBody = settingsPatchSchema.clone().openapi('AccountSettingsPatch', {
   description: 'Any subset of the settings; nested objects merge field by field. `null` removes the proxy or the call-reject message',
 });
 
