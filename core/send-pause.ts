@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * WhatsApp's own limits (API-EXTENSIONS.md §7, docs/sending.md#whatsapps-refusals): when WhatsApp refuses a
+ * WhatsApp's own limits (docs/sending.md#whatsapps-refusals): when WhatsApp refuses a
  * send with a nack (`<ack class="message" error="…">`), the send fails, and for the two refusals
  * that mean "this number is sending too much" the account's sending pauses. This module is the
  * pure part: which nack means what, and how long the next pause lasts.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * An account's settings (docs/sending.md; API-EXTENSIONS.md §7): how its sends are paced, the
+ * An account's settings (docs/sending.md, docs/api.md): how its sends are paced, the
  * proxy its socket goes through, what happens to calls and group traffic, which history it
  * imports. Three forms: the PATCH body (any subset, every field checked, unknown fields refused,
  * each message naming the field), the whole settings as stored and answered, and the stored

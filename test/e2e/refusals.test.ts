@@ -6,7 +6,7 @@ import { sendTextByCommand } from './support/commands.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 
 /**
- * WhatsApp's refusals end to end (API-EXTENSIONS.md §7, docs/sending.md#whatsapps-refusals): the sandbox
+ * WhatsApp's refusals end to end (docs/sending.md#whatsapps-refusals): the sandbox
  * nacks an account's sends as WhatsApp does (`POST /limits`); the send answers 500 naming the
  * error and reaches nobody, the account's sending pauses (sendPause, `account.limit`), sends
  * during the pause are refused at once with Retry-After, and sending resumes by itself. The first
