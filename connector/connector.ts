@@ -28,7 +28,8 @@ import { shardOf } from '../core/shards.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
 import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
-import { startWebhookDelivery } from './webhooks/delivery-worker.js';
+import { startWebhookDelivery, type WebhookDelivery } from './webhooks/delivery-worker.js';
+import type { EventPublisher } from './inbound/event-publisher.js';
 import { WaVersionKeeper } from './wa-version/wa-version-keeper.js';
 import { waVersionSourcesFrom } from './wa-version/sources.js';
 
@@ -97,7 +98,11 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     eventLoopBusyShare: () => idleCollector?.busyShare,
     waVersion: () => waVersion.current(),
   });
-  const inbound = metrics.wrapInbound(deps.inbound ?? lazyInboundPipeline({ config, clients, logger, queues }));
+  // Events go out straight from here once the delivery worker runs (below); before it, and with
+  // no worker in this process, to the webhook queue (connector/webhooks/straight-delivery.ts).
+  let webhooks: WebhookDelivery | undefined;
+  const publisher: EventPublisher = { publish: (event) => (webhooks ? webhooks.publish(event) : queues.sendWebhookEvent(event)) };
+  const inbound = metrics.wrapInbound(deps.inbound ?? lazyInboundPipeline({ config, clients, logger, queues, events: publisher }));
   const timing: OwnershipTiming = {
     leaseTtlMs: config.LEASE_TTL_MS,
     renewEveryMs: config.LEASE_RENEW_MS,
@@ -125,7 +130,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   let weights: number[] | undefined;
   // Before any socket: every socket announces the version it resolves.
   const waVersion = await WaVersionKeeper.start({ table, logger, ...waVersionSourcesFrom(config, network.mode) });
-  const events = sessionEvents(queues, logger);
+  const events = sessionEvents(publisher, logger);
   const sendPauses = new SendPauses({ table, events, logger, minMs: config.SEND_PAUSE_MIN_MS });
   const registry = new SessionRegistry({
     table,
@@ -209,7 +214,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     },
   });
 
-  const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
+  webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
   const stopEmf = config.METRICS_EMF ? startEmfLines(metrics, undefined, { perCache: config.METRICS_EMF_CACHES }) : undefined;
   const fullCollection = exposedFullCollection();
   idleCollector =

@@ -153,6 +153,15 @@ export const configSchema = z.object({
     "Attempts before the event goes to the webhook DLQ (at least 4 h 15 min with the defaults; keep it <= the queue's maxReceiveCount, 15)",
   ),
   /**
+   * Straight delivery (connector/webhooks/straight-delivery.ts): the connector that stored an
+   * event makes its first attempt at once and keeps the event held (docs/guarantees.md) until it
+   * is served or its retry queued, waiting at most this long; then a copy of the event is queued
+   * and the hold let go, so a slow receiver never holds up the account's inbound messages longer.
+   */
+  WEBHOOK_STRAIGHT_WAIT_MS: positiveInt(1_000).describe(
+    "Longest wait for an event's first attempt before its retry is queued instead (the account's next inbound messages wait meanwhile)",
+  ),
+  /**
    * Circuit per receiver URL (connector/webhooks/circuit.ts): after WEBHOOK_CIRCUIT_FAILURES
    * failed POSTs in a row the URL's events are parked (each still on its own retry schedule,
    * no POST) and one probe event tests the URL after WEBHOOK_PROBE_BASE_MS, doubling up to

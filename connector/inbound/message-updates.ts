@@ -1,11 +1,11 @@
 import type { LazyLog } from '../../core/lazy-child.js';
-import type { Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
 import { findPollSecret } from '../../core/store/poll-secrets.js';
 import { editMessageContent, findMessageRecord, markMessageRevoked, setPollVotes, setReactions } from '../../core/store/messages.js';
 import type { Table } from '../../core/store/table.js';
 import type { EventOutbox } from './event-outbox.js';
+import type { EventPublisher } from './event-publisher.js';
 import type { InboundAction, PollVote, UpdateOrigin } from './map-message.js';
 import type { InboundContext } from './pipeline.js';
 import { decryptVote, pollVoteEvent, withVote } from './poll-votes.js';
@@ -25,13 +25,13 @@ export type MessageUpdate = Extract<InboundAction, { kind: 'reaction' | 'revoke'
 
 export interface MessageUpdatesDeps {
   table: Table;
-  queues: Queues;
+  events: EventPublisher;
   outbox: EventOutbox;
   /** Also deliver what the account did itself to webhooks. */
   deliverFromMe: boolean;
 }
 
-export function messageUpdatesOf({ table, queues, outbox, deliverFromMe }: MessageUpdatesDeps) {
+export function messageUpdatesOf({ table, events, outbox, deliverFromMe }: MessageUpdatesDeps) {
   /** Events of what the account did itself go out only when its own messages do. */
   const updateEventDue = (origin: UpdateOrigin) => !origin.fromMe || deliverFromMe;
 
@@ -80,7 +80,7 @@ export function messageUpdatesOf({ table, queues, outbox, deliverFromMe }: Messa
   ) {
     const held = event && !ctx.writeAhead?.(updateMessageId) ? await outbox.hold(accountId, { events: [event] }) : undefined;
     try {
-      if ((await write()) && event) await queues.sendWebhookEvent(event);
+      if ((await write()) && event) await events.publish(event);
     } catch (error) {
       if (held) outbox.failed(held);
       throw error;

@@ -2,12 +2,12 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import type { LazyLog } from '../../core/lazy-child.js';
 import type { MediaStore } from '../../core/media-store.js';
 import { messageEventFor } from '../../core/message-event.js';
-import type { Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import type { ChatWriter } from '../../core/store/chat-writer.js';
 import type { ChatChange } from '../../core/store/chats.js';
 import { clearEventPending, findMessageRecord, type MessageMarks } from '../../core/store/messages.js';
 import type { Table } from '../../core/store/table.js';
+import type { EventPublisher } from './event-publisher.js';
 import type { MediaDescriptor } from './map-message.js';
 import type { InboundContext, UpsertedMessage } from './pipeline.js';
 import type { SentStatus } from './sent-status.js';
@@ -33,7 +33,7 @@ export interface NewInRun {
 export interface NewMessagesDeps {
   table: Table;
   mediaStore: MediaStore;
-  queues: Queues;
+  events: EventPublisher;
   chats: ChatWriter;
   /** Writes the rows of messages the account sent, with their status. */
   sentStatus: Pick<SentStatus, 'putSentMessage' | 'sendStatusEvents'>;
@@ -43,10 +43,10 @@ export interface NewMessagesDeps {
   mediaTimeoutMs: number;
 }
 
-export function newMessagesOf({ table, mediaStore, queues, chats, sentStatus, deliverFromMe, mediaTimeoutMs }: NewMessagesDeps) {
-  /** Enqueues the message's webhook event, then removes the row's marks when `clearMarks`. */
+export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, deliverFromMe, mediaTimeoutMs }: NewMessagesDeps) {
+  /** Publishes the message's webhook event (served or queued), then removes the row's marks when `clearMarks`. */
   async function deliverEvent(accountId: string, message: Message, clearMarks: boolean) {
-    await queues.sendWebhookEvent(messageEventFor(accountId, message));
+    await events.publish(messageEventFor(accountId, message));
     if (clearMarks) await clearEventPending(table, accountId, message.messageId);
   }
 

@@ -50,6 +50,7 @@ import type { GroupReceipt, GroupRecipients } from './group-receipts.js';
 import type { InboundAction } from './map-message.js';
 import { messageUpdatesOf } from './message-updates.js';
 import { EventOutbox, outboxEvents } from './event-outbox.js';
+import { queuedPublisher, type EventPublisher } from './event-publisher.js';
 import { newMessagesOf } from './new-messages.js';
 import { inOrderHandler } from './ordering.js';
 import { sentStatusOf } from './sent-status.js';
@@ -60,6 +61,11 @@ export interface InboundPipelineDeps {
   logger: Logger;
   /** Defaults to the queues of `config`. */
   queues?: Queues;
+  /**
+   * Where stored events go (straight delivery in the connector); default: the webhook queue, for
+   * a delivery worker elsewhere.
+   */
+  events?: EventPublisher;
   /** Also deliver messages the account sent itself to webhooks. Default: WEBHOOK_INCLUDE_FROM_ME. */
   deliverFromMe?: boolean;
   /** A media download and store that takes longer is abandoned (message kept). Default 5 min. */
@@ -138,20 +144,21 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
   const table = tableOf(deps.config, deps.clients);
   const mediaStore = mediaStoreOf(deps.config, deps.clients);
   const queues = deps.queues ?? createQueues(deps.config, deps.clients, deps.logger);
+  const events = deps.events ?? queuedPublisher(queues);
   const chats = chatWriterOf(table);
   const deliverFromMe = deps.deliverFromMe ?? deps.config.WEBHOOK_INCLUDE_FROM_ME;
   const outbox = new EventOutbox(table, deps.logger);
-  const sentStatus = sentStatusOf({ table, queues, chats, outbox, logger: deps.logger });
+  const sentStatus = sentStatusOf({ table, events, chats, outbox, logger: deps.logger });
   const newMessages = newMessagesOf({
     table,
     mediaStore,
-    queues,
+    events,
     chats,
     sentStatus,
     deliverFromMe,
     mediaTimeoutMs: deps.mediaTimeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS,
   });
-  const updates = messageUpdatesOf({ table, queues, outbox, deliverFromMe });
+  const updates = messageUpdatesOf({ table, events, outbox, deliverFromMe });
   let mapper: typeof import('./map-message.js') | undefined;
 
   /** What the message is; map-message loads Baileys, which an empty connector does not need, so it comes with the first message. */
@@ -213,7 +220,7 @@ export function createInboundPipeline(deps: InboundPipelineDeps): InboundPipelin
       for (const item of items) {
         try {
           for (const receipt of item.receipts ?? []) await sentStatus.replayReceipt(accountId, receipt);
-          for (const event of outboxEvents(item)) await queues.sendWebhookEvent(event);
+          for (const event of outboxEvents(item)) await events.publish(event);
           await outbox.remove(accountId, item.id);
           replayed += 1;
         } catch (error) {

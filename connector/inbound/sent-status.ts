@@ -2,7 +2,6 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
 import { forwardMoves, isForwardMove, statusEventFor, type StatusMove } from '../../core/message-status.js';
-import type { Queues } from '../../core/queues.js';
 import type { Message } from '../../core/schemas/message.js';
 import { KeyedSerial } from '../../core/serial.js';
 import type { ChatWriter } from '../../core/store/chat-writer.js';
@@ -11,6 +10,7 @@ import { addGroupReceipt, advanceMessageStatus, findMessageRecord, type MessageM
 import type { Table } from '../../core/store/table.js';
 import { InterruptedSends } from '../commands/interrupted-sends.js';
 import type { EventOutbox } from './event-outbox.js';
+import type { EventPublisher } from './event-publisher.js';
 import { groupStatusOf, type GroupReceipt, type GroupRecipients } from './group-receipts.js';
 import type { InboundPipeline, StatusUpdate } from './pipeline.js';
 import { EarlyStatuses, statusFromBaileys } from './status.js';
@@ -45,7 +45,7 @@ const statusKey = (accountId: string, messageId: string) => `${accountId}\n${mes
 
 export interface SentStatusDeps {
   table: Table;
-  queues: Queues;
+  events: EventPublisher;
   chats: ChatWriter;
   outbox: EventOutbox;
   logger: Logger;
@@ -53,7 +53,7 @@ export interface SentStatusDeps {
 
 export type SentStatus = ReturnType<typeof sentStatusOf>;
 
-export function sentStatusOf({ table, queues, chats, outbox, logger }: SentStatusDeps) {
+export function sentStatusOf({ table, events, chats, outbox, logger }: SentStatusDeps) {
   /** A message's status write and the write of its row exclude each other (early receipts). */
   const statusLocks = new KeyedSerial();
   const earlyStatuses = new EarlyStatuses();
@@ -64,7 +64,7 @@ export function sentStatusOf({ table, queues, chats, outbox, logger }: SentStatu
   /** Enqueues the `message.status` events of moves already written. */
   async function sendStatusEvents(accountId: string, messageId: string, chatId: string, moves: readonly StatusMove[]) {
     for (const move of moves) {
-      if (move.status !== 'pending') await queues.sendWebhookEvent(statusEventFor(accountId, messageId, chatId, move));
+      if (move.status !== 'pending') await events.publish(statusEventFor(accountId, messageId, chatId, move));
     }
   }
 

@@ -1,8 +1,8 @@
 import type { Logger } from '../../core/logger.js';
-import type { Queues } from '../../core/queues.js';
 import type { AccountStatus, StatusReason } from '../../core/schemas/account.js';
 import type { SendPauseReason } from '../../core/send-pause.js';
 import type { WebhookEvent } from '../../core/schemas/webhook-event.js';
+import type { EventPublisher } from '../inbound/event-publisher.js';
 
 interface StatusChange {
   status: AccountStatus;
@@ -39,8 +39,9 @@ interface SendPaused {
 
 /**
  * The `session.status`, `qr`, `call` and `account.limit` webhook events (docs/webhooks.md).
- * Queued without waiting: a failed enqueue is logged and costs that event only, never the
- * session that emitted it.
+ * Published without waiting (straight delivery: connector/webhooks/straight-delivery.ts): a
+ * failed publish is logged and costs that event only, never the session that emitted it.
+ * Nothing holds these events across a crash (docs/guarantees.md covers message events).
  */
 export interface SessionEvents {
   status(accountId: string, change: StatusChange): void;
@@ -53,7 +54,7 @@ export interface SessionEvents {
 type SessionEventName = 'session.status' | 'qr' | 'call' | 'account.limit';
 const ID_KIND: Record<SessionEventName, string> = { 'session.status': 'session', qr: 'qr', call: 'call', 'account.limit': 'limit' };
 
-export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: Logger): SessionEvents {
+export function sessionEvents(events: EventPublisher, logger: Logger): SessionEvents {
   // With the timestamp, tells apart the events of one account within one millisecond.
   let sequence = 0;
   const enqueue = (accountId: string, event: SessionEventName, body: StatusChange | QrShown | CallReport | SendPaused) => {
@@ -69,7 +70,7 @@ export function sessionEvents(queues: Pick<Queues, 'sendWebhookEvent'>, logger: 
       body: { ...body },
       createdAt: body.timestamp,
     };
-    queues.sendWebhookEvent(queued).catch((error: unknown) => logger.error({ err: error, accountId, event }, 'queueing the event failed'));
+    events.publish(queued).catch((error: unknown) => logger.error({ err: error, accountId, event }, 'publishing the event failed'));
   };
   return {
     status: (accountId, change) => enqueue(accountId, 'session.status', change),

@@ -82,7 +82,8 @@ export async function sendToDeadLetter(
   await sqs.send(
     new SendMessageCommand({
       QueueUrl: target.url,
-      MessageBody: toQueueBody({ ...event, webhookId: failure.webhookId }),
+      // Without `attempted`: a redrive is a fresh first attempt for that webhook, whose log says failed.
+      MessageBody: toQueueBody({ ...event, webhookId: failure.webhookId, attempted: undefined }),
       MessageAttributes: {
         attempts: { DataType: 'Number', StringValue: String(failure.attempts) },
         webhookId: { DataType: 'String', StringValue: failure.webhookId },

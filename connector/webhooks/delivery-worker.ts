@@ -53,6 +53,7 @@ import { SharedCircuits } from './shared-circuits.js';
 import type { PostOutcome } from './post.js';
 import { createRegistrationCache } from './registrations.js';
 import { eventDisposal } from './disposal.js';
+import { straightDelivery } from './straight-delivery.js';
 import { createTargetSenders, targetForLogs } from './targets/dispatch.js';
 
 export interface WebhookDeliveryDeps {
@@ -68,6 +69,12 @@ export interface WebhookDeliveryDeps {
 }
 
 export interface WebhookDelivery {
+  /**
+   * An event just stored (or held) by this connector: its first attempt goes out now
+   * (straight-delivery.ts). Resolves once it is served or its retry queued, or no registration
+   * selects it; only then may its holder let it go (docs/guarantees.md).
+   */
+  publish(event: WebhookEvent): Promise<void>;
   /** Stops receiving, lets in-flight deliveries finish (bounded), hands the rest back, resolves. */
   stop(): Promise<void>;
 }
@@ -85,6 +92,11 @@ const RECEIVE_ERROR_PAUSE_MS = 2_000;
 /** How often open circuits are checked for a due probe. */
 const PROBE_CHECK_MS = 500;
 const DEFAULT_DRAIN_MS = 5_000;
+/**
+ * Events whose straight first attempt is out at once; more are queued untried. Far above what a
+ * receiver answering in tens of ms needs at hundreds of messages a second.
+ */
+const STRAIGHT_IN_FLIGHT = 100;
 
 export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery {
   const { config, logger } = deps;
@@ -162,7 +174,9 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   async function deliver(received: Received<WebhookEvent>): Promise<void> {
     const event = received.body;
     const receiveCount = received.receiveCount;
-    const eventLog = lazyChild(log, () => ({ accountId: event.accountId, eventId: event.eventId, receiveCount }));
+    // Attempts so far, the straight one included (straight-delivery.ts): it counts as a receive.
+    const tries = receiveCount + (event.attempted ?? 0);
+    const eventLog = lazyChild(log, () => ({ accountId: event.accountId, eventId: event.eventId, receiveCount, tries }));
     let targets = targetsOf(event, await registrations.all());
     // The cached list may predate a registration made just before the event was queued (the
     // account's first webhook, or the first for this kind of event): dropped, the event would
@@ -175,7 +189,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     }
     // Only a retry can have pairs already served (or given up): the first attempt needs no read.
     const stored =
-      receiveCount > 1
+      tries > 1
         ? await findDeliveries(
             table,
             targets.map((t) => pairOf(event, t.webhookId)),
@@ -219,7 +233,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       return;
     }
     // A target refused by the address policy stays refused: no point in waiting for retries.
-    const givenUp = failed.filter((f) => f.permanent || f.attempt >= maxAttempts || receiveCount >= maxAttempts);
+    const givenUp = failed.filter((f) => f.permanent || f.attempt >= maxAttempts || tries >= maxAttempts);
     const retried = failed.filter((f) => !givenUp.includes(f));
     // Stored before the retry can come, so that it skips the pairs served (or given up) now.
     await Promise.all(
@@ -254,7 +268,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       acknowledge(received);
       return;
     }
-    const delaySeconds = retryDelaySeconds(receiveCount, config.WEBHOOK_RETRY_BASE_MS);
+    const delaySeconds = retryDelaySeconds(tries, config.WEBHOOK_RETRY_BASE_MS);
     await queues.changeWebhookVisibility(received.receiptHandle, delaySeconds);
     for (const failure of retried) parked.hold(failure.registration.url, received, delaySeconds);
     // A probe may have closed a circuit while this event was being parked for it.
@@ -331,6 +345,23 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     record,
     onCircuitChange,
   };
+  const straight = straightDelivery({
+    registrations,
+    circuits: shared,
+    queues,
+    post,
+    record,
+    onCircuitChange,
+    async deadLetter(event, webhookId, attempts, lastError) {
+      await sendToDeadLetter(deps.clients.sqs, await deadLetterTarget(), event, { webhookId, attempts, lastError });
+    },
+    log,
+    maxAttempts,
+    retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    waitMs: config.WEBHOOK_STRAIGHT_WAIT_MS,
+    maxInFlight: STRAIGHT_IN_FLIGHT,
+  });
   const probeTimer = setInterval(() => {
     track(syncCircuits());
     for (const url of circuits.dueProbes()) track(probe(url, probeParts));
@@ -338,10 +369,15 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
   probeTimer.unref();
 
   return {
+    async publish(event) {
+      // A target known to be down is parked from the first event on, as for the worker's receives.
+      await circuitsKnown;
+      await straight.publish(event);
+    },
     async stop() {
       const drainUntil = Date.now() + (deps.drainMs ?? DEFAULT_DRAIN_MS);
       clearInterval(probeTimer);
-      await loop.stop();
+      await Promise.all([loop.stop(), straight.stop(Math.max(0, drainUntil - Date.now()))]);
       // Events waiting for a receiver go to the next connector now rather than after their
       // backoff: it parks them while the shared circuit is open, and releases them with the others when it closes.
       await release(parked.takeAll(), 'connector stopping');

@@ -117,6 +117,12 @@ export const webhookEventSchema = z.preprocess(
     /** Unix ms when the event was first queued. */
     createdAt: z.number().int().optional(),
     webhookId: z.string().optional(),
+    /**
+     * Attempts made before the event was queued (straight delivery, docs/webhooks.md): its first
+     * receive then reads the deliveries log like a retry, and counts from there. A connector
+     * from before straight delivery drops the field and takes the event for a first attempt.
+     */
+    attempted: z.number().int().positive().optional(),
   }),
 );
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;

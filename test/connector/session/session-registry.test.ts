@@ -1,3 +1,4 @@
+import { queuedPublisher } from '../../../connector/inbound/event-publisher.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lazyInboundPipeline } from '../../../connector/lazy-inbound.js';
 import { networkOptionsFrom } from '../../../connector/network/network-options.js';
@@ -39,7 +40,7 @@ describe('session registry: a start that loses its shard or meets a shutdown mid
       inbound: lazyInboundPipeline({ config, clients, logger: silentLogger, queues: ctx.queues }),
       logger: silentLogger,
       printTerminalQr: () => undefined,
-      events: sessionEvents(ctx.queues, silentLogger),
+      events: sessionEvents(queuedPublisher(ctx.queues), silentLogger),
       waVersion,
       isMine,
     });

@@ -1,3 +1,4 @@
+import { queuedPublisher } from '../../../connector/inbound/event-publisher.js';
 import { describe, expect, it } from 'vitest';
 import { sessionEvents } from '../../../connector/session/session-events.js';
 import { AccountStatusWriter } from '../../../connector/session/status-writer.js';
@@ -15,7 +16,11 @@ describe('the account status writer', () => {
   const ctx = useTestStack();
   const writerWithLog = () => {
     const log = logSink('info');
-    const writer = new AccountStatusWriter({ table: ctx.table, events: sessionEvents(ctx.queues, silentLogger), logger: log.logger });
+    const writer = new AccountStatusWriter({
+      table: ctx.table,
+      events: sessionEvents(queuedPublisher(ctx.queues), silentLogger),
+      logger: log.logger,
+    });
     return { writer, lines: log.lines };
   };
 
