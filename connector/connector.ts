@@ -28,7 +28,7 @@ import { shardOf } from '../core/shards.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
 import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
-import { startWebhookDelivery, type WebhookDelivery } from './webhooks/delivery-worker.js';
+import { startWebhookDelivery } from './webhooks/delivery-worker.js';
 import type { EventPublisher } from './inbound/event-publisher.js';
 import { WaVersionKeeper } from './wa-version/wa-version-keeper.js';
 import { waVersionSourcesFrom } from './wa-version/sources.js';
@@ -98,9 +98,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     eventLoopBusyShare: () => idleCollector?.busyShare,
     waVersion: () => waVersion.current(),
   });
-  // Events go out straight from here once the delivery worker runs (below); before it, and with
-  // no worker in this process, to the webhook queue (connector/webhooks/straight-delivery.ts).
-  let webhooks: WebhookDelivery | undefined;
+  // Events go out straight from this process (connector/webhooks/straight-delivery.ts), from the
+  // first account's first session.status on; with no worker here, to the webhook queue.
+  const webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
   const publisher: EventPublisher = { publish: (event) => (webhooks ? webhooks.publish(event) : queues.sendWebhookEvent(event)) };
   const inbound = metrics.wrapInbound(deps.inbound ?? lazyInboundPipeline({ config, clients, logger, queues, events: publisher }));
   const timing: OwnershipTiming = {
@@ -214,7 +214,6 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     },
   });
 
-  webhooks = deps.webhookDelivery === false ? undefined : startWebhookDelivery({ config, clients, logger, queues });
   const stopEmf = config.METRICS_EMF ? startEmfLines(metrics, undefined, { perCache: config.METRICS_EMF_CACHES }) : undefined;
   const fullCollection = exposedFullCollection();
   idleCollector =

@@ -7,18 +7,21 @@ import type { AddressInfo } from 'node:net';
  * SendMessageBatch) carrying an event that `hold` picks: those are held unanswered. A connector
  * killed while its enqueue of a webhook event is held dies at the worst moment for that event:
  * after the row change the event announces, before the event is in the queue. `held` lists the
- * event ids of the held sends.
+ * event ids of the held sends, `passed` those of the sends let through (with straight delivery
+ * (connector/webhooks/straight-delivery.ts), only retries and events whose first attempt could
+ * not be made).
  */
 export interface SqsGate {
   url: string;
   hold: (eventId: string) => boolean;
   readonly held: Set<string>;
+  readonly passed: string[];
   close(): Promise<void>;
 }
 
 export async function startSqsGate(upstream: string, queueName: string): Promise<SqsGate> {
   const target = new URL(upstream);
-  const gate = { hold: (_eventId: string) => false, held: new Set<string>() };
+  const gate = { hold: (_eventId: string) => false, held: new Set<string>(), passed: [] as string[] };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -30,6 +33,7 @@ export async function startSqsGate(upstream: string, queueName: string): Promise
         // Never answered: the client waits until its process dies.
         return;
       }
+      gate.passed.push(...ids);
       const forwarded = request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
         (answer) => {
