@@ -16,7 +16,7 @@ import { SendPauses } from './commands/send-pauses.js';
 import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network/network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
-import { startShardBalancer } from './ownership/shard-balancer.js';
+import { startShardBalancer, type ShardBalancer } from './ownership/shard-balancer.js';
 import { ConnectorHeartbeat } from './ownership/heartbeat.js';
 import { exposedFullCollection, startIdleCollector, type IdleCollector } from './idle-collector.js';
 import { accountsPerShard } from './ownership/fair-share.js';
@@ -185,11 +185,19 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
   });
+  // A wake-up saying shards were handed here runs a balancing round at once; one that comes
+  // while the first round still resumes accounts waits for the balancer to exist.
+  let balancer: ShardBalancer | undefined;
+  let handedBeforeStart = false;
   const commands = new ShardCommands({
     queues,
     handlers,
     logger,
     ...(deps.commandWaitSeconds !== undefined ? { waitSeconds: deps.commandWaitSeconds } : {}),
+    onShardsHanded: () => {
+      if (balancer) balancer.wake();
+      else handedBeforeStart = true;
+    },
   });
   // Hand-over order (docs/design.md, Scale-out): a shard's accounts are resumed before its queue
   // is polled, so that its first commands find their sessions; on release its commands stop
@@ -212,7 +220,10 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       await commands.stop(shard);
       await registry.handOver((accountId) => shardOf(accountId, shardCount) === shard, { lost });
     },
+    wakeHolderOf: (shard) => queues.commandQueue(shard).wakeReceivers({ shardsHanded: true }),
   });
+  balancer = shards;
+  if (handedBeforeStart) shards.wake();
 
   const stopEmf = config.METRICS_EMF ? startEmfLines(metrics, undefined, { perCache: config.METRICS_EMF_CACHES }) : undefined;
   const fullCollection = exposedFullCollection();

@@ -37,6 +37,8 @@ interface ReceiveOptions {
   waitSeconds?: number;
   visibilityTimeoutSeconds?: number;
   abortSignal?: AbortSignal;
+  /** Called for each wake-up received that says shards were handed to this queue's owner (`wakeReceivers`). */
+  onShardsHanded?: () => void;
 }
 
 /** One shard's command queue; `sendCommand` routes by the command's account (its own shard). */
@@ -50,8 +52,10 @@ interface CommandQueue {
   /**
    * Queues a wake-up: a message no consumer runs (every receive deletes it unseen) whose only
    * effect is to end a long poll out on this queue at once (a stopping consumer's).
+   * `shardsHanded`: it also tells the connector polling the queue that shards were just handed
+   * to it, so that it takes them now rather than at its next balancing round.
    */
-  wakeReceivers(): Promise<void>;
+  wakeReceivers(note?: { shardsHanded?: boolean }): Promise<void>;
 }
 
 /** The top-level command methods are those of shard 0 (the only one with COMMAND_SHARDS=1). */
@@ -132,6 +136,7 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
       const parsed = safeJson(message.Body);
       if (isWakeUp(parsed)) {
         await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
+        if ((parsed as { shardsHanded?: unknown }).shardsHanded === true) options.onShardsHanded?.();
         continue;
       }
       const body = schema.safeParse(parsed);
@@ -200,11 +205,11 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
     ackCommand: (receiptHandle) => ack(url(), receiptHandle),
     changeCommandVisibility: (receiptHandle, seconds) => changeVisibility(url(), receiptHandle, seconds),
     changeCommandVisibilities: (receiptHandles, seconds) => changeVisibilities(url(), receiptHandles, seconds),
-    async wakeReceivers() {
+    async wakeReceivers(note = {}) {
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: await url(),
-          MessageBody: JSON.stringify(WAKE_UP),
+          MessageBody: JSON.stringify(note.shardsHanded ? { ...WAKE_UP, shardsHanded: true } : WAKE_UP),
           MessageGroupId: WAKE_UP_GROUP,
           MessageDeduplicationId: randomUUID(),
         }),
@@ -268,7 +273,8 @@ export function withAstralEscaped(json: string): string {
 /**
  * The body of a wake-up (`wakeReceivers`). Its FIFO group is one no account can have (account
  * ids are letters and digits), so it never waits behind an account's commands. A connector from
- * before wake-ups drops one as a malformed message (logged once per stopping consumer).
+ * before wake-ups drops one as a malformed message (logged once per stopping consumer); one from
+ * before `shardsHanded` deletes it unseen, and takes its shards at its next round as it always did.
  */
 const WAKE_UP = { wakeUp: true } as const;
 const WAKE_UP_GROUP = '#wake-up';

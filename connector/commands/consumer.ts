@@ -20,6 +20,8 @@ export interface ConsumerDeps {
   waitSeconds?: number;
   /** How long stop() lets commands already running finish (default 6 s). */
   drainMs?: number;
+  /** A wake-up on this queue said shards were handed to this connector (shard-balancer.ts `wake`). */
+  onShardsHanded?: () => void;
 }
 
 export interface CommandConsumer {
@@ -176,7 +178,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
   }
 
   const loop = startPollLoop({
-    receive: (request) => deps.queues.receiveCommands(request),
+    receive: (request) => deps.queues.receiveCommands(deps.onShardsHanded ? { ...request, onShardsHanded: deps.onShardsHanded } : request),
     waitSeconds: deps.waitSeconds ?? RECEIVE_WAIT_SECONDS,
     visibilitySeconds: HELD_VISIBILITY_SECONDS,
     // Batches run while the next receive is already waiting: a FIFO queue does not hand out a

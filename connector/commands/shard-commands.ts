@@ -9,6 +9,8 @@ export interface ShardCommandsDeps {
   handlers: CommandHandlers;
   logger: Logger;
   waitSeconds?: number;
+  /** A wake-up on a polled queue said shards were handed to this connector. */
+  onShardsHanded?: () => void;
 }
 
 /**
@@ -25,7 +27,7 @@ export class ShardCommands {
 
   start(shard: number): void {
     if (this.consumers.has(shard)) return;
-    const { queues, handlers, logger, waitSeconds } = this.deps;
+    const { queues, handlers, logger, waitSeconds, onShardsHanded } = this.deps;
     this.consumers.set(
       shard,
       startCommandConsumer({
@@ -33,6 +35,7 @@ export class ShardCommands {
         handlers,
         logger: logger.child({ shard }),
         ...(waitSeconds !== undefined ? { waitSeconds } : {}),
+        ...(onShardsHanded ? { onShardsHanded } : {}),
       }),
     );
     if (shard === 0 && queues.legacyCommandQueue()) {

@@ -34,13 +34,21 @@ export interface ShardBalancerDeps {
    * already, its leases no longer ours to release). The shard lease is released after.
    */
   onReleasing(shard: number, lost: boolean): Promise<void>;
+  /**
+   * Wakes the connector that polls `shard`'s command queue (a wake-up saying shards were handed
+   * to it: ShardBalancer.wake there). Without it an heir takes a handed shard at its next round,
+   * up to `everyMs` later.
+   */
+  wakeHolderOf?(shard: number): Promise<void>;
 }
 
 export interface ShardBalancer {
   /** Rounds completed (tests and benches wait on it instead of sleeping). */
   readonly rounds: number;
-  /** Marks the heartbeat leaving, then hands every shard over to its heir: the heirs take them at their next round. */
+  /** Marks the heartbeat leaving, then hands every shard over to its heir, waking each heir to take them at once. */
   stop(): Promise<void>;
+  /** Shards were handed to this connector: a round runs now (after the one running, if any), not at its time. */
+  wake(): void;
 }
 
 /**
@@ -58,6 +66,11 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   /** The acquired shards being started, one acquisition after another. */
   let resuming: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
+  let inRound = false;
+  /** A wake came during a round: the next one runs right after it. */
+  let wokenInRound = false;
+  /** The shard leases as last read: whose queue reaches an heir. */
+  let lastLeases: readonly ShardLease[] = [];
 
   /**
    * Shards being handed over, with their heir: still held (the heartbeat keeps them while a slow
@@ -76,10 +89,24 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       }
       if (why !== 'lost') await (heir ? handShard(table, shard, ownerId, heir) : releaseShard(table, shard, ownerId));
       logger.info({ shard, why, heir }, 'shard given up');
+      if (heir && why !== 'lost') await wakeHeir(heir, shard);
     })().finally(() => releasing.delete(shard));
     releasing.set(shard, { work, heir });
     return work;
   };
+
+  /**
+   * Tells the heir now, through the queue of a shard it holds: an heir waiting for its next round
+   * was most of a SIGTERM hand-over (docs/benchmarks.md, Scale-out). An heir that holds no shard
+   * yet (it just started) takes it at its next round. A failed wake-up costs only that wait.
+   */
+  async function wakeHeir(heir: string, handed: number): Promise<void> {
+    if (!deps.wakeHolderOf) return;
+    const now = Date.now();
+    const polled = lastLeases.find((lease) => lease.owner === heir && lease.until >= now && lease.shard !== handed);
+    if (!polled) return;
+    await deps.wakeHolderOf(polled.shard).catch((error: unknown) => logger.warn({ err: error, heir }, 'waking the heir failed'));
+  }
 
   // The heartbeat's epoch is over: another connector may take any shard held with it.
   deps.heartbeat.onLost(() => {
@@ -99,6 +126,7 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       return handing ? { ...lease, owner: handing.heir ?? '' } : lease;
     });
     const weights = Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
+    lastLeases = stored;
     return { me: ownerId, connectors, leases, weights, now: Date.now(), stored };
   }
 
@@ -148,13 +176,17 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   }
 
   const loop = async () => {
+    inRound = true;
     try {
       await round();
     } catch (error) {
       logger.error({ err: error }, 'shard balancing round failed');
     }
+    inRound = false;
     rounds += 1;
-    if (!stopped) timer = setTimeout(() => void (current = loop()), deps.everyMs);
+    const again = wokenInRound;
+    wokenInRound = false;
+    if (!stopped) timer = setTimeout(() => void (current = loop()), again ? 0 : deps.everyMs);
   };
   let current = loop();
   await current;
@@ -164,6 +196,15 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
   return {
     get rounds() {
       return rounds;
+    },
+    wake() {
+      if (stopped) return;
+      if (inRound) {
+        wokenInRound = true;
+        return;
+      }
+      clearTimeout(timer);
+      timer = setTimeout(() => void (current = loop()), 0);
     },
     async stop() {
       stopped = true;

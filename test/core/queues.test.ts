@@ -55,6 +55,29 @@ describe('command queue', () => {
     expect(await receiveAllCommands(1)).toEqual([good]);
   });
 
+  it('a wake-up is deleted unseen; one that says shards were handed also calls onShardsHanded', async () => {
+    let handed = 0;
+    const onShardsHanded = () => {
+      handed += 1;
+    };
+    await t.queues.wakeReceivers();
+    await t.queues.wakeReceivers({ shardsHanded: true });
+    const good: Command = { type: 'disconnect', accountId: 'q5', commandId: newCommandId(), payload: {} };
+    await t.queues.sendCommand(good);
+    const bodies: Command[] = [];
+    const deadline = Date.now() + 20_000;
+    while ((bodies.length < 1 || handed < 1) && Date.now() < deadline) {
+      for (const message of await t.queues.receiveCommands({ waitSeconds: 1, onShardsHanded })) {
+        bodies.push(message.body);
+        await t.queues.ackCommand(message.receiptHandle);
+      }
+    }
+    expect(bodies).toEqual([good]);
+    expect(handed).toBe(1);
+    expect(await t.queues.receiveCommands({ waitSeconds: 1, onShardsHanded })).toEqual([]);
+    expect(handed).toBe(1);
+  });
+
   it('checks the recipient on receipt: a bad `to` is dropped, a device suffix is dropped from a good one', async () => {
     for (const to of ['nobody', '15550001111:7@s.whatsapp.net']) {
       await t.stack.clients.sqs.send(

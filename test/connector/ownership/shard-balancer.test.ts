@@ -31,6 +31,8 @@ interface Member {
   released: number[];
   /** Given up because the heartbeat that held them was lost. */
   lost: number[];
+  /** The round period, read at each round: a test lengthens it to see what a wake-up alone does. */
+  timing: { everyMs: number };
 }
 
 describe('shard balancers sharing one table', () => {
@@ -47,15 +49,31 @@ describe('shard balancers sharing one table', () => {
       everyMs: 100,
       logger: silentLogger,
     });
-    const member: Member = { id, owned, acquired: [], released: [], lost: [], heartbeat, balancer: undefined as unknown as ShardBalancer };
+    const timing = { everyMs: 100 };
+    const member: Member = {
+      id,
+      owned,
+      acquired: [],
+      released: [],
+      lost: [],
+      timing,
+      heartbeat,
+      balancer: undefined as unknown as ShardBalancer,
+    };
     members.push(member);
     member.balancer = await startShardBalancer({
       table,
       ownerId: id,
       heartbeat,
       shardCount: SHARDS,
-      everyMs: 100,
+      get everyMs() {
+        return timing.everyMs;
+      },
       logger: silentLogger,
+      // The wake-up the connector sends through the shard's command queue (core/queues.ts), reaching its poller.
+      async wakeHolderOf(shard) {
+        members.find((other) => other.owned.has(shard))?.balancer.wake();
+      },
       weights: () => weights,
       owned,
       async onAcquired(shards) {
@@ -148,5 +166,23 @@ describe('shard balancers sharing one table', () => {
     const heartbeats = await listHeartbeats(table);
     for (const lease of await listShardLeases(table)) expect(lease.until).toBeGreaterThanOrEqual(Date.now() - 1_000);
     expect(heartbeats.get('A')?.epoch).toBe(victim.heartbeat.epoch);
+  });
+
+  it('a graceful stop wakes the heirs: they take its shards at once, not at their next round', async () => {
+    // Rounds ten minutes apart from now on: only a wake-up can move a shard within the wait below.
+    for (const member of members) member.timing.everyMs = 600_000;
+    const rounds = members.map((member) => member.balancer.rounds);
+    await waitFor('a round of each with the long period scheduled', () =>
+      members.every((member, index) => member.balancer.rounds > rounds[index]!),
+    );
+    const leaving = members.find((member) => member.owned.size > 0 && member.id !== 'A')!;
+    const staying = members.filter((member) => member !== leaving);
+    const orphans = [...leaving.owned];
+    await leaving.balancer.stop();
+    members.splice(members.indexOf(leaving), 1);
+    await waitFor("the leaver's shards taken by the others", () => orphans.every((shard) => staying.some((m) => m.owned.has(shard))), {
+      timeoutMs: 30_000,
+    });
+    await leaving.heartbeat.stop();
   });
 });
