@@ -68,9 +68,13 @@ describe('the SQS gate of the crash suites', () => {
   it('a request carrying only picked events is never answered, and later ones pass beside it', async () => {
     gate.hold = (eventId) => eventId.startsWith('gated:');
     let settled = false;
-    void gated.sendWebhookEvent(event('gated:M1:status:delivered')).finally(() => {
-      settled = true;
-    });
+    // Never answered; when the gate closes at the end, the SDK's retries are refused: not this case's subject.
+    void gated
+      .sendWebhookEvent(event('gated:M1:status:delivered'))
+      .finally(() => {
+        settled = true;
+      })
+      .catch(() => undefined);
     await waitFor('the lone picked event to be held', () => gate.held.has('gated:M1:status:delivered'));
     await gated.sendWebhookEvent(event('gatee:M1:status:delivered'));
     expect(await drain(1)).toEqual(['gatee:M1:status:delivered']);
