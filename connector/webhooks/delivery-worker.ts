@@ -66,6 +66,8 @@ export interface WebhookDeliveryDeps {
   registrationCacheMs?: number;
   /** How long stop() lets POSTs in flight finish (default 5 s). */
   drainMs?: number;
+  /** Events whose straight first attempt may be out at once (default STRAIGHT_IN_FLIGHT). */
+  straightInFlight?: number;
 }
 
 export interface WebhookDelivery {
@@ -360,7 +362,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
     retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     waitMs: config.WEBHOOK_STRAIGHT_WAIT_MS,
-    maxInFlight: STRAIGHT_IN_FLIGHT,
+    maxInFlight: deps.straightInFlight ?? STRAIGHT_IN_FLIGHT,
   });
   const probeTimer = setInterval(() => {
     track(syncCircuits());

@@ -42,7 +42,11 @@ interface Case {
   cleanUp(): Promise<void>;
 }
 
-async function newCase(receiver: WebhookReceiver | undefined, overrides: Record<string, string> = {}): Promise<Case> {
+async function newCase(
+  receiver: WebhookReceiver | undefined,
+  overrides: Record<string, string> = {},
+  straightInFlight?: number,
+): Promise<Case> {
   seq += 1;
   const accountId = `straight${seq}`;
   const { config } = await workerQueues(stack, overrides);
@@ -51,7 +55,13 @@ async function newCase(receiver: WebhookReceiver | undefined, overrides: Record<
   const clients: AwsClients = createClients(config);
   const counts = countRequests(clients);
   const queues = createQueues(config, clients, silentLogger);
-  const delivery = startWebhookDelivery({ config, clients, logger: silentLogger, queues });
+  const delivery = startWebhookDelivery({
+    config,
+    clients,
+    logger: silentLogger,
+    queues,
+    ...(straightInFlight === undefined ? {} : { straightInFlight }),
+  });
   return {
     config,
     accountId,
@@ -148,6 +158,14 @@ describe('straight delivery', () => {
       await waitFor('the queue drained', async () => (await queueDepth(stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, { timeoutMs: 30_000 });
       expect(await queueDepth(stack, c.config.WEBHOOK_DLQ_NAME)).toBe(1);
       expect(receiver.posts).toHaveLength(2);
+      // In the DLQ for that webhook, without `attempted`: a redrive is a first attempt again.
+      const dlq = createQueues({ ...c.config, WEBHOOK_QUEUE_NAME: c.config.WEBHOOK_DLQ_NAME }, stack.clients, silentLogger);
+      const [dead] = await waitFor('the dead letter', async () => {
+        const received = await dlq.receiveWebhookEvents({ waitSeconds: 1 });
+        return received.length > 0 ? received : undefined;
+      });
+      expect(dead?.body).toMatchObject({ eventId: event.eventId, webhookId });
+      expect(dead?.body.attempted).toBeUndefined();
     } finally {
       await c.cleanUp();
       await receiver.close();
@@ -167,6 +185,30 @@ describe('straight delivery', () => {
       expect((c.counts.get('QueryCommand') ?? 0) - queriesBefore).toBeLessThanOrEqual(1);
     } finally {
       await c.cleanUp();
+    }
+  });
+
+  it('with as many first attempts out as allowed, the next event is queued untried at once: its publisher does not wait', async () => {
+    const receiver = new WebhookReceiver(async (post) => {
+      if (post.headers['x-webhook-attempt'] === '1' && receiver.posts.length === 1) await simulatedDelay(3_000);
+      return 200;
+    });
+    await receiver.up();
+    const c = await newCase(receiver, { WEBHOOK_STRAIGHT_WAIT_MS: '10000' }, 1);
+    try {
+      const slow = c.delivery.publish(c.event(1));
+      await receiver.waitFor((posts) => posts.length === 1);
+      const started = Date.now();
+      await c.delivery.publish(c.event(2));
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(c.sends()).toBe(1);
+      // The worker makes its first attempt, while the slow one is still out.
+      await receiver.waitFor((posts) => posts.some((p) => p.headers['x-webhook-id'] === c.event(2).eventId), 30_000);
+      await slow;
+      expect(receiver.posts.map((p) => p.headers['x-webhook-id'])).toEqual([c.event(1).eventId, c.event(2).eventId]);
+    } finally {
+      await c.cleanUp();
+      await receiver.close();
     }
   });
 
