@@ -40,6 +40,8 @@ export class EventOutbox {
   private readonly leftBehind = new Set<string>();
   /** Per account, the id of a stored item whose events are all enqueued: the next hold overwrites it. */
   private readonly spent = new Map<string, string>();
+  /** Per account, the hand-offs items wait for (`doneWhen`): an account leaving waits for them. */
+  private readonly settling = new Map<string, Set<Promise<void>>>();
 
   constructor(
     private readonly table: Table,
@@ -89,8 +91,31 @@ export class EventOutbox {
       .finally(() => this.inFlight.delete(inFlightKey(item)));
   }
 
+  /**
+   * Its events were handed to straight delivery: the item is done once `handOff` resolves
+   * (served, or the retries queued), and stays for a replay if it rejects.
+   */
+  doneWhen(item: OutboxItem, handOff: Promise<void>): void {
+    const settled = handOff.then(
+      () => this.done(item),
+      (error: unknown) => {
+        this.log.error({ err: error, accountId: item.accountId }, 'webhook events not handed off: their outbox item stays for a replay');
+        this.failed(item);
+      },
+    );
+    const account = this.settling.get(item.accountId) ?? new Set<Promise<void>>();
+    this.settling.set(item.accountId, account);
+    account.add(settled);
+    void settled.finally(() => {
+      account.delete(settled);
+      if (account.size === 0 && this.settling.get(item.accountId) === account) this.settling.delete(item.accountId);
+    });
+  }
+
   /** The account leaves this process: its spent item goes, so that the next owner replays nothing twice. */
   async leave(accountId: string): Promise<void> {
+    // Items still waiting for a hand-off (bounded by WEBHOOK_STRAIGHT_WAIT_MS) are spent first.
+    await Promise.allSettled([...(this.settling.get(accountId) ?? [])]);
     const id = this.spent.get(accountId);
     this.spent.delete(accountId);
     this.leftBehind.delete(accountId);

@@ -47,7 +47,9 @@ export class Inbox {
   private readonly writer: TableWrites;
   private closed = false;
   /** Message id -> its records written by this process whose upsert has not been handled yet. */
-  private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number; stored?: true }>();
+  private readonly inFlight = new Map<string, { records: InboxRecordId[]; since: number; stored?: true; handOff?: Promise<void> }>();
+  /** Hand-offs whose message was handled: its records go when they succeed. */
+  private readonly handOffs = new Set<Promise<void>>();
   private readonly deletions = new Set<Promise<void>>();
 
   constructor(
@@ -96,10 +98,44 @@ export class Inbox {
     return this.inFlight.get(messageId)?.stored === true;
   }
 
-  /** The message is stored and its event enqueued: its records go (in the background). */
+  /**
+   * The message's event was handed to straight delivery (connector/webhooks/straight-delivery.ts)
+   * and is handed off when `handOff` resolves (served, or its retry queued): the records hold the
+   * event until then, so `retire` waits for it, and a rejection keeps them for a replay. The
+   * account's next messages are handled meanwhile: a slow receiver holds the record, not them.
+   */
+  holdUntil(messageId: string, handOff: Promise<void>): void {
+    const entry = this.inFlight.get(messageId);
+    if (!entry) {
+      // No record to hold it (handled already, or never written): the caller's loss to log.
+      handOff.catch((error: unknown) => this.log.warn({ err: error, messageId }, 'webhook event not handed off'));
+      return;
+    }
+    const combined = entry.handOff ? Promise.all([entry.handOff, handOff]).then(() => undefined) : handOff;
+    // Awaited at `retire`; a rejection before then is not an unhandled one.
+    combined.catch(() => undefined);
+    entry.handOff = combined;
+  }
+
+  /** The message is stored and its event handed off (or to be, `holdUntil`): its records go (in the background). */
   retire(messageId: string): void {
     const entry = this.inFlight.get(messageId);
     if (!entry) return;
+    const { handOff } = entry;
+    if (handOff) {
+      entry.handOff = undefined;
+      const settled = handOff.then(
+        () => this.retire(messageId),
+        (error: unknown) => {
+          // Straight delivery logged why; the replay hands the event off again.
+          this.log.warn({ err: error, messageId }, 'webhook event not handed off: its write-ahead record stays for a replay');
+          this.release(messageId);
+        },
+      );
+      this.handOffs.add(settled);
+      void settled.finally(() => this.handOffs.delete(settled));
+      return;
+    }
     this.inFlight.delete(messageId);
     const deletion = this.remove(entry.records).catch((error: unknown) => {
       // The records stay; a replay finds the message stored and deletes them then.
@@ -137,8 +173,9 @@ export class Inbox {
     this.closed = true;
   }
 
-  /** Resolves when the deletions started so far are done (stop, tests). */
+  /** Resolves when the hand-offs waited for and the deletions started so far are done (stop, tests). */
   async drained(): Promise<void> {
+    await Promise.allSettled([...this.handOffs]);
     await Promise.allSettled([...this.deletions]);
   }
 }

@@ -78,14 +78,20 @@ export function messageUpdatesOf({ table, events, outbox, deliverFromMe }: Messa
     event: WebhookEvent | undefined,
     write: () => Promise<boolean>,
   ) {
-    const held = event && !ctx.writeAhead?.(updateMessageId) ? await outbox.hold(accountId, { events: [event] }) : undefined;
+    const writeAhead = ctx.writeAhead?.(updateMessageId);
+    const held = event && !writeAhead ? await outbox.hold(accountId, { events: [event] }) : undefined;
+    let handOff: Promise<void> | undefined;
     try {
-      if ((await write()) && event) await events.publish(event);
+      if ((await write()) && event) handOff = events.publish(event);
+      // A live record holds the event until the hand-off: the handling need not wait for the webhook.
+      if (handOff && writeAhead === 'live' && ctx.heldUntil) ctx.heldUntil(updateMessageId, handOff);
+      else if (handOff && held) outbox.doneWhen(held, handOff);
+      else await handOff;
     } catch (error) {
       if (held) outbox.failed(held);
       throw error;
     }
-    if (held) outbox.done(held);
+    if (held && !handOff) outbox.done(held);
   }
 
   function baseUpdateBody(target: Message, origin: UpdateOrigin) {

@@ -44,9 +44,18 @@ export interface NewMessagesDeps {
 }
 
 export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, deliverFromMe, mediaTimeoutMs }: NewMessagesDeps) {
-  /** Publishes the message's webhook event (served or queued), then removes the row's marks when `clearMarks`. */
-  async function deliverEvent(accountId: string, message: Message, clearMarks: boolean) {
-    await events.publish(messageEventFor(accountId, message));
+  /**
+   * Publishes the message's webhook event, then removes the row's marks when `clearMarks`. A live
+   * message's write-ahead record holds the event until it is handed off (served, or its retry
+   * queued): the handling goes on without waiting for the webhook (`ctx.heldUntil`).
+   */
+  async function deliverEvent(accountId: string, message: Message, clearMarks: boolean, ctx: InboundContext) {
+    const handOff = events.publish(messageEventFor(accountId, message));
+    if (!clearMarks && ctx.heldUntil && ctx.writeAhead?.(message.messageId) === 'live') {
+      ctx.heldUntil(message.messageId, handOff);
+      return;
+    }
+    await handOff;
     if (clearMarks) await clearEventPending(table, accountId, message.messageId);
   }
 
@@ -59,7 +68,7 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
   async function handleRedelivery(accountId: string, stored: StoredMessage | undefined, ctx: InboundContext, log: LazyLog) {
     const marks = stored?.marks ?? {};
     if (stored && (marks.eventPending || (marks.eventHeldByRecord && ctx.writeAhead?.(stored.message.messageId)))) {
-      await deliverEvent(accountId, stored.message, true);
+      await deliverEvent(accountId, stored.message, true, ctx);
       log.info('stored message redelivered with its webhook event possibly pending: event enqueued');
       return;
     }
@@ -109,7 +118,7 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
       await sentStatus.sendStatusEvents(accountId, message.messageId, message.chatId, moves);
       return;
     }
-    if (eventDue) await deliverEvent(accountId, message, marks.eventPending === true);
+    if (eventDue) await deliverEvent(accountId, message, marks.eventPending === true, ctx);
     await sentStatus.sendStatusEvents(accountId, message.messageId, message.chatId, moves);
     log.debug({ type: message.type, fromMe: message.fromMe }, 'inbound message stored');
   }
@@ -167,7 +176,7 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
       }
       if (outcome.stored) {
         events.push(
-          deliverEvent(accountId, entry.message, entry.marks.eventPending === true).then(
+          deliverEvent(accountId, entry.message, entry.marks.eventPending === true, ctx).then(
             () => entry.log.debug({ type: entry.message.type, fromMe: false }, 'inbound message stored'),
             (error: unknown) => failed(entry, error),
           ),

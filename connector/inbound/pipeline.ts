@@ -87,6 +87,12 @@ export interface InboundContext {
    * message too large to record).
    */
   writeAhead?(messageId: string): WriteAhead | undefined;
+  /**
+   * For a message whose write-ahead record is 'live': its event is handed off when `handOff`
+   * resolves, and the record holds it until then (inbox.ts `holdUntil`), so the handling need
+   * not wait for the webhook. Absent: the handling awaits the hand-off before the hold goes.
+   */
+  heldUntil?(messageId: string, handOff: Promise<void>): void;
   /** The account's `ignoreGroups` setting now: group messages are then neither stored nor posted. */
   ignoreGroups?(): boolean;
 }

@@ -69,10 +69,11 @@ export function sentStatusOf({ table, events, chats, outbox, logger }: SentStatu
   }
 
   /**
-   * One receipt: a single conditional write moves the message forward, then its event goes out.
-   * A message not stored yet keeps the receipt for the write of its row.
+   * One receipt: a single conditional write moves the message forward, then its event goes out
+   * (its hand-off added to `handOffs`, not awaited). A message not stored yet keeps the receipt
+   * for the write of its row.
    */
-  async function applyStatus(accountId: string, update: StatusUpdate) {
+  async function applyStatus(accountId: string, update: StatusUpdate, handOffs: Promise<void>[]) {
     const key = statusKey(accountId, update.messageId);
     const chatId = await statusLocks.run(key, async () => {
       const moved = await advanceMessageStatus(table, accountId, update.messageId, update.status, update.at);
@@ -86,31 +87,45 @@ export function sentStatusOf({ table, events, chats, outbox, logger }: SentStatu
       }
       return moved;
     });
-    if (chatId !== undefined) await sendStatusEvents(accountId, update.messageId, chatId, [update]);
+    if (chatId === undefined) return;
+    const handOff = sendStatusEvents(accountId, update.messageId, chatId, [update]);
+    // Awaited with the others of the item; a rejection before then is not an unhandled one.
+    handOff.catch(() => undefined);
+    handOffs.push(handOff);
   }
 
   /**
    * Receipts handed over together, held by one outbox item from before the first row write until
-   * the last event is enqueued; each applied as `applyStatus`. The first failure is thrown after
-   * the others were tried, and keeps the item for a replay.
+   * the last event is handed off (served, or its retry queued); each applied as `applyStatus`.
+   * The hand-offs are not awaited: a slow receiver holds the item, not the account's next
+   * receipts and messages. The first failure is thrown after the others were tried, and keeps
+   * the item for a replay, as a failed hand-off does.
    */
   async function applyStatuses(accountId: string, updates: readonly StatusUpdate[]) {
     let firstError: unknown;
     for (let from = 0; from < updates.length; from += RECEIPTS_PER_OUTBOX_ITEM) {
       const chunk = updates.slice(from, from + RECEIPTS_PER_OUTBOX_ITEM);
       const held = await outbox.hold(accountId, { receipts: chunk.map(({ messageId, status, at }) => ({ messageId, status, at })) });
+      const handOffs: Promise<void>[] = [];
       let failed = false;
       for (const update of chunk) {
         try {
-          await applyStatus(accountId, update);
+          await applyStatus(accountId, update, handOffs);
         } catch (error) {
           failed = true;
           firstError ??= error;
           logger.error({ accountId, messageId: update.messageId, status: update.status, err: error }, 'message status update failed');
         }
       }
-      if (failed) outbox.failed(held);
-      else outbox.done(held);
+      if (failed) {
+        // The replay applies the chunk again; the hand-offs under way still go out.
+        outbox.failed(held);
+        for (const handOff of handOffs) handOff.catch(() => undefined);
+      } else
+        outbox.doneWhen(
+          held,
+          Promise.all(handOffs).then(() => undefined),
+        );
     }
     if (firstError) throw firstError;
   }

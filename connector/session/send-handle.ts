@@ -62,6 +62,7 @@ export function inboundContextOf(sock: WASocket, selfJid: string | undefined, pa
       }),
     groupSubject: (groupJid) => groupSubjects.subjectOf((jid) => groupMetadata.metadataOf(sock, jid), groupJid),
     writeAhead: (messageId) => (inbox.holds(messageId) ? 'live' : undefined),
+    heldUntil: (messageId, handOff) => inbox.holdUntil(messageId, handOff),
     ignoreGroups: () => settings().ignoreGroups,
   };
 }

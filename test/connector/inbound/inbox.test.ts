@@ -6,7 +6,7 @@ import { listInboxRecords } from '../../../core/store/inbox.js';
 import { findMessage, findMessageRecord, putMessageIfAbsent } from '../../../core/store/messages.js';
 import { Inbox, InboxClosedError } from '../../../connector/inbound/inbox.js';
 import { messageFromInbox, replayInbox } from '../../../connector/inbound/inbox-replay.js';
-import type { InboundContext } from '../../../connector/inbound/pipeline.js';
+import { createInboundPipeline, type InboundContext } from '../../../connector/inbound/pipeline.js';
 import { countedTable } from '../../support/counted-table.js';
 import { silentLogger } from '../../support/test-stack.js';
 import { GROUP, nextId, PEER, SECONDS, SELF_JID, useInboundStack } from './fixtures.js';
@@ -157,6 +157,41 @@ describe('inbound write-ahead log', () => {
     expect(events[0]?.body).toMatchObject({ message: 'stored, died before the enqueue', from: PEER });
     expect((await findMessageRecord(inbound.table(), accountId, id))?.marks).toEqual({});
     expect(await listInboxRecords(inbound.table(), accountId)).toEqual([]);
+  });
+
+  it('a live message handed to straight delivery: its handling ends at once, the record stays until the hand-off, and goes with it (or stays for a replay if it fails)', async () => {
+    const accountId = inbound.newAccount();
+    const inbox = new Inbox(inbound.table(), accountId, silentLogger);
+    const handOffs = new Map<string, { resolve(): void; reject(error: Error): void }>();
+    // A publisher whose hand-offs the case settles, as a slow receiver would.
+    const events = {
+      publish: (event: { eventId: string }) => new Promise<void>((resolve, reject) => handOffs.set(event.eventId, { resolve, reject })),
+    };
+    const pipeline = createInboundPipeline({ config: inbound.stack.config, clients: inbound.stack.clients, logger: silentLogger, events });
+    const live = { ...liveContext(inbox), heldUntil: (messageId: string, handOff: Promise<void>) => inbox.holdUntil(messageId, handOff) };
+    const [served, failing] = [nextId(), nextId()];
+    for (const id of [served, failing]) {
+      await inbox.record({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: `held ${id}` }) });
+      const [message] = [
+        messageFromInbox(
+          (await listInboxRecords(inbound.table(), accountId)).filter((r) => r.messageId === id),
+          ME,
+        ),
+      ];
+      // Resolves with the hand-off still out: the account's next message need not wait for the webhook.
+      await pipeline.handleUpsert(accountId, { messages: [message], type: 'notify' }, live);
+      inbox.retire(id);
+    }
+    expect(handOffs.size).toBe(2);
+    expect((await listInboxRecords(inbound.table(), accountId)).map((r) => r.messageId).sort()).toEqual([served, failing].sort());
+    // Still in this process's hands: not replayed meanwhile.
+    expect(await inbox.stranded()).toEqual([]);
+
+    handOffs.get(`${accountId}:${served}`)?.resolve();
+    handOffs.get(`${accountId}:${failing}`)?.reject(new Error('queue unreachable'));
+    await inbox.drained();
+    expect((await listInboxRecords(inbound.table(), accountId)).map((r) => r.messageId)).toEqual([failing]);
+    expect((await inbox.stranded()).map((r) => r.messageId)).toEqual([failing]);
   });
 
   it('records whose upsert this process is still handling are not replayed; settling deletes them', async () => {
