@@ -155,11 +155,11 @@ export const configSchema = z.object({
   /**
    * Straight delivery (connector/webhooks/straight-delivery.ts): the connector that stored an
    * event makes its first attempt at once and keeps the event held (docs/guarantees.md) until it
-   * is served or its retry queued, waiting at most this long; then a copy of the event is queued
-   * and the hold let go, so a slow receiver never holds up the account's inbound messages longer.
+   * is served or its retry queued, at most this long; then a copy of the event is queued and the
+   * hold let go, so a slow receiver holds no write-ahead record or outbox item longer.
    */
   WEBHOOK_STRAIGHT_WAIT_MS: positiveInt(1_000).describe(
-    "Longest wait for an event's first attempt before its retry is queued instead (the account's next inbound messages wait meanwhile)",
+    "Longest wait for an event's first attempt before a copy is queued for the retries and the event's hold goes",
   ),
   /**
    * Circuit per receiver URL (connector/webhooks/circuit.ts): after WEBHOOK_CIRCUIT_FAILURES

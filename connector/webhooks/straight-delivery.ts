@@ -14,10 +14,11 @@
  *
  * `publish` resolves once the event no longer needs its holder (the write-ahead record, the
  * row's eventPending mark, the outbox item: docs/guarantees.md): served, or its retry in the
- * queue. A caller that holds the event releases the hold only then; a crash before leaves the
- * hold, and the replay publishes the event again under its id. A slow receiver holds the caller
- * up for `waitMs` at most, and at most `maxInFlight` events wait on receivers at once: beyond,
- * events go to the queue untried.
+ * queue. A caller that holds the event releases the hold only then (the inbound handling does not
+ * wait for it: connector/inbound/inbox.ts `holdUntil`, event-outbox.ts `doneWhen`); a crash
+ * before leaves the hold, and the replay publishes the event again under its id. A slow receiver
+ * holds an event for `waitMs` at most, and at most `maxInFlight` events wait on receivers at
+ * once: beyond, events go to the queue untried.
  *
  * Headers, ids, signatures, the deliveries log, circuits and dead-lettering are the worker's own
  * (delivery-worker.ts passes its parts in), so an event reads the same whichever path it took.
