@@ -852,6 +852,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/accounts/{accountId}/contacts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Contacts, sorted by the name shown (saved name, else push name, else number) */
+    get: operations['listContacts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/accounts/{accountId}/contacts/{jid}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One contact */
+    get: operations['getContact'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1053,6 +1087,21 @@ export interface components {
        * @example sales1
        */
       accountId?: string;
+    };
+    /**
+     * @example {
+     *       "jid": "15551234567@s.whatsapp.net",
+     *       "phone": "15551234567",
+     *       "name": "Dan Smith",
+     *       "pushName": "Dan"
+     *     }
+     */
+    Contact: {
+      jid: string;
+      phone?: string;
+      lid?: string;
+      name?: string;
+      pushName?: string;
     };
   };
   responses: never;
@@ -5111,6 +5160,135 @@ export interface operations {
       };
       /** @description internal_error: not connected, or no answer from WhatsApp in time */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listContacts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        skip?: number;
+        q?: string;
+      };
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Contacts */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            contacts: components['schemas']['Contact'][];
+          };
+        };
+      };
+      /** @description Bad paging or q */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getContact: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+        jid: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The contact */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            contact: components['schemas']['Contact'];
+          };
+        };
+      };
+      /** @description Invalid JID */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found / Contact not found */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -125,9 +125,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   // Kept up to date by the shard balancer: an account is this connector's when its shard is.
   const ownedShards = new Set<number>();
   const isMine = (accountId: string) => ownedShards.has(shardOf(accountId, shardCount));
-  // Every connector's running accounts per shard, from the ownership scan's listing: what the
-  // shard balancer evens out (docs/design.md, Scale-out).
-  let weights: number[] | undefined;
+  // Shards whose accounts were resumed here: from then on their count of sessions is the
+  // shard's running accounts, which the balancer shares on the shard lease (docs/design.md, Scale-out).
+  const resumedShards = new Set<number>();
   // Before any socket: every socket announces the version it resolves.
   const waVersion = await WaVersionKeeper.start({ table, logger, ...waVersionSourcesFrom(config, network.mode) });
   const events = sessionEvents(publisher, logger);
@@ -143,9 +143,6 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     sendPauses,
     waVersion,
     isMine,
-    onRunningListed: (accountIds) => {
-      weights = accountsPerShard(accountIds, shardCount);
-    },
     pacing: config.SEND_PACING_DEFAULT === 'on',
   });
   // Sockets first: the shard balancer's own listener (below) then stops the shards' commands.
@@ -210,13 +207,28 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     everyMs: timing.renewEveryMs,
     logger,
     owned: ownedShards,
-    weights: () => weights,
+    running() {
+      const counts = new Map<number, number>();
+      for (const shard of resumedShards) counts.set(shard, 0);
+      for (const accountId of registry.accountIds()) {
+        const shard = shardOf(accountId, shardCount);
+        const count = counts.get(shard);
+        if (count !== undefined) counts.set(shard, count + 1);
+      }
+      return counts;
+    },
+    listRunning: async () => accountsPerShard(await registry.runningAccountIds(), shardCount),
     async onAcquired(acquired) {
       await registry.resume();
       // A resume can take minutes: a shard given up meanwhile (rebalance, stop) is not polled.
-      for (const shard of acquired) if (ownedShards.has(shard)) commands.start(shard);
+      for (const shard of acquired) {
+        if (!ownedShards.has(shard)) continue;
+        resumedShards.add(shard);
+        commands.start(shard);
+      }
     },
     async onReleasing(shard, lost) {
+      resumedShards.delete(shard);
       await commands.stop(shard);
       await registry.handOver((accountId) => shardOf(accountId, shardCount) === shard, { lost });
     },

@@ -69,7 +69,9 @@ export const configSchema = z.object({
   LEASE_RENEW_MS: positiveInt(5_000).describe(
     'How often a connector extends its heartbeat and rebalances shards (well under LEASE_TTL_MS)',
   ),
-  OWNERSHIP_SCAN_MS: positiveInt(5_000).describe('How often a connector looks for accounts of its shards that no connector runs'),
+  OWNERSHIP_SCAN_MS: positiveInt(300_000).describe(
+    'How often a connector lists every account to look for accounts of its shards that no connector runs (a safety net: a shard acquired resumes its accounts at once)',
+  ),
   IDLE_COLLECT_MS: z.coerce
     .number()
     .int()

@@ -62,6 +62,13 @@ export const messagesGsi1Range = (since: number, until: number) => ({
 /** The lowest `gsi1sk` of a chat whose last message is at `since` or later. */
 export const chatsGsi1From = (since: number) => sortableTime(since);
 
+/** A contact under its account (JIDs have no `#`): one Query of the prefix lists them all. */
+export const CONTACT_SK_PREFIX = 'CONTACT#';
+export const contactKey = (accountId: string, jid: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `${CONTACT_SK_PREFIX}${jid}`,
+});
+
 export const mediaKey = (accountId: string, mediaId: string): Key => ({
   pk: accountPartition(accountId),
   sk: `MEDIA#${mediaId}`,

@@ -128,6 +128,9 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
     // A pushName names the sender: it names the chat only in a one-to-one chat, not for our own
     // messages; a group chat is named by the group's subject.
     if (message.participant !== undefined) return ctx.groupSubject?.(message.chatId);
+    // The name saved in the address book wins over the push name (contact-book.ts renames the chat when either changes).
+    const saved = ctx.savedNameOf?.(message.chatId);
+    if (saved) return saved;
     return !message.fromMe && message.from === message.chatId && msg.pushName ? msg.pushName : undefined;
   }
 

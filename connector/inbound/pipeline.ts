@@ -95,6 +95,8 @@ export interface InboundContext {
   heldUntil?(messageId: string, handOff: Promise<void>): void;
   /** The account's `ignoreGroups` setting now: group messages are then neither stored nor posted. */
   ignoreGroups?(): boolean;
+  /** The name saved in the phone's address book for a person, when the session knows it: it names their chat. */
+  savedNameOf?(jid: string): string | undefined;
 }
 
 type MessagesUpsert = BaileysEventMap['messages.upsert'];

@@ -1,5 +1,12 @@
 import type { Logger } from '../../core/logger.js';
-import { acquireShard, handShard, listShardLeases, releaseShard, type ShardLease } from '../../core/store/shard-leases.js';
+import {
+  acquireShard,
+  handShard,
+  listShardLeases,
+  recordShardRunning,
+  releaseShard,
+  type ShardLease,
+} from '../../core/store/shard-leases.js';
 import { listHeartbeats, liveConnectors } from '../../core/store/heartbeats.js';
 import type { Table } from '../../core/store/table.js';
 import { heirsOnLeaving, planShare, type ShareInput } from './fair-share.js';
@@ -19,11 +26,18 @@ export interface ShardBalancerDeps {
   everyMs: number;
   logger: Logger;
   /**
-   * Running accounts per shard as last listed (fair-share.ts accountsPerShard): what is
-   * balanced. Undefined until a first listing: no rebalancing before, as all-zero weights would
-   * hand shards away for nothing.
+   * This connector's count of running accounts (its sessions) in each held shard whose accounts
+   * it has resumed: written onto the shard's lease when it changes, where every connector reads
+   * it (core/store/shard-leases.ts). What is balanced.
    */
-  weights(): readonly number[] | undefined;
+  running(): ReadonlyMap<number, number>;
+  /**
+   * Running accounts per shard from a listing of every account (fair-share.ts accountsPerShard):
+   * read only in a round where some shard has no count yet (a deployment's first start, a shard
+   * released without an heir, connectors from before counts), as all-zero weights would hand
+   * shards away for nothing.
+   */
+  listRunning(): Promise<readonly number[]>;
   /** The shards held, kept up to date here (the caller reads it to know which accounts are its own). */
   owned: Set<number>;
   /** Shards just acquired: resume their accounts, then poll the command queues of those still held (it runs beside the rounds). */
@@ -117,7 +131,7 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
    * Everyone's heartbeats and shard leases, with this connector's hand-overs in flight as their
    * heir's; `stored`: the leases as read (with their owner's heartbeat's expiry).
    */
-  async function shareInput(listed: readonly number[]): Promise<ShareInput & { stored: ShardLease[] }> {
+  async function shareInput(): Promise<ShareInput & { stored: ShardLease[] }> {
     const heartbeats = await listHeartbeats(table);
     const stored = await listShardLeases(table, heartbeats);
     const connectors = liveConnectors(heartbeats);
@@ -125,15 +139,35 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       const handing = releasing.get(lease.shard);
       return handing ? { ...lease, owner: handing.heir ?? '' } : lease;
     });
-    const weights = Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
     lastLeases = stored;
-    return { me: ownerId, connectors, leases, weights, now: Date.now(), stored };
+    return { me: ownerId, connectors, leases, weights: await weightsOf(stored), now: Date.now(), stored };
+  }
+
+  /**
+   * Running accounts per shard: this connector's own counts (written onto its leases first where
+   * they changed), the holders' counts on the others; a listing of every account only while some
+   * shard has none.
+   */
+  async function weightsOf(stored: readonly ShardLease[]): Promise<number[]> {
+    const counted = new Map<number, number>();
+    for (const lease of stored) if (lease.running !== undefined) counted.set(lease.shard, lease.running);
+    const writes: Promise<void>[] = [];
+    for (const [shard, running] of deps.running()) {
+      if (!owned.has(shard)) continue;
+      if (counted.get(shard) !== running) writes.push(recordShardRunning(table, shard, ownerId, running));
+      counted.set(shard, running);
+    }
+    await Promise.all(writes).catch((error: unknown) => logger.warn({ err: error }, 'recording shard counts failed'));
+    if (counted.size >= shardCount && Array.from({ length: shardCount }, (_, shard) => counted.has(shard)).every(Boolean)) {
+      return Array.from({ length: shardCount }, (_, shard) => counted.get(shard) ?? 0);
+    }
+    const listed = await deps.listRunning();
+    return Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
   }
 
   async function round(): Promise<void> {
-    const listed = deps.weights();
-    if (stopped || !listed) return;
-    const input = await shareInput(listed);
+    if (stopped) return;
+    const input = await shareInput();
     // A held shard whose lease is no longer this connector's (removed by hand, or its epoch
     // over before the loss was noticed) stops here at once.
     const stored = new Map(input.stored.map((lease) => [lease.shard, lease]));
@@ -149,7 +183,9 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
     const epoch = deps.heartbeat.epoch;
     if (stopped || !epoch) return;
     const wanted = plan.take.filter((shard) => !releasing.has(shard));
-    const won = await Promise.all(wanted.map((shard) => acquireShard(table, shard, ownerId, epoch)));
+    const won = await Promise.all(
+      wanted.map((shard) => acquireShard(table, shard, ownerId, epoch, { running: stored.get(shard)?.running })),
+    );
     // Taken with an epoch lost meanwhile: that lease is dead to the others, the shard not ours.
     const acquired = deps.heartbeat.epoch === epoch ? wanted.filter((_, index) => won[index]) : [];
     for (const shard of acquired) owned.add(shard);
@@ -165,10 +201,8 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
 
   /** Where each held shard goes on a stop; none named (the others then share them out) when the read fails. */
   async function heirsOfMine(): Promise<Map<number, string>> {
-    const listed = deps.weights();
-    if (!listed) return new Map();
     try {
-      return heirsOnLeaving(await shareInput(listed));
+      return heirsOnLeaving(await shareInput());
     } catch (error) {
       logger.warn({ err: error }, 'reading the other connectors before a stop failed');
       return new Map();

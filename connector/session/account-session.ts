@@ -22,6 +22,7 @@ import type { SessionEvents } from './session-events.js';
 import type { AccountStatusWriter } from './status-writer.js';
 import { StatusWaiters } from './status-waiters.js';
 import { GroupMetadataCache } from './group-metadata.js';
+import { ContactBook } from './contact-book.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { inboundContextOf, ownSendsCache, sendHandleOf, type ContextParts, type SendHandle } from './send-handle.js';
@@ -135,6 +136,7 @@ export class AccountSession {
       inbox: new Inbox(table, accountId, log),
       sentMessages: sentMessageLookup(table, accountId, log),
       groupSubjects: new GroupSubjects(table, accountId, log),
+      contacts: new ContactBook({ table, accountId, logger: log }),
       settings: () => this.settings,
     };
     this.onCalls = callHandler({
@@ -337,6 +339,7 @@ export class AccountSession {
       onCalls: (calls) => {
         if (this.sock === sock) this.onCalls(sock, calls);
       },
+      onContacts: (contacts) => void this.parts.contacts.learn(contacts),
       onCredsUpdate: () => {
         auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
       },

@@ -2,6 +2,7 @@ import {
   isJidGroup,
   jidNormalizedUser,
   type BinaryNode,
+  type Contact,
   type ConnectionState,
   type GroupMetadata,
   type MessageUserReceiptUpdate,
@@ -38,6 +39,8 @@ export interface DispatchTargets {
   after?: Promise<unknown>;
   /** Incoming calls (connector/session/calls.ts). */
   onCalls?(calls: readonly WACallEvent[]): void;
+  /** Contacts reported or updated (contact-book.ts): names from the address book, push names with messages. */
+  onContacts?(contacts: readonly Partial<Contact>[]): void;
 }
 
 export interface Dispatcher {
@@ -118,6 +121,8 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     if (events['connection.update']) targets.onConnectionUpdate(events['connection.update']);
     if (events['creds.update']) targets.onCredsUpdate();
     if (events.call) targets.onCalls?.(events.call);
+    const contacts = [...(events['contacts.upsert'] ?? []), ...(events['contacts.update'] ?? [])];
+    if (contacts.length > 0) targets.onContacts?.(contacts);
 
     const history = events['messaging-history.set'];
     if (history) {
@@ -137,6 +142,8 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
       );
       if (learnOwnPushName(sock, history.contacts))
         targets.logger.info({ accountId: targets.accountId }, 'push name learned from the history sync');
+      // Names are not conversation history: the contacts it carries are kept whatever is imported.
+      if (history.contacts.length > 0) targets.onContacts?.(history.contacts);
     }
     const upsert = events['messages.upsert'];
     const statusUpdates = statusUpdatesOf(events['messages.update'] ?? []);

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { downloadMediaMessage, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
+import type { ContactBook } from './contact-book.js';
 import type { Inbox } from '../inbound/inbox.js';
 import type { InboundContext } from '../inbound/pipeline.js';
 import type { NetworkOptions } from '../network/network-options.js';
@@ -44,6 +45,8 @@ export interface ContextParts {
   groupSubjects: GroupSubjects;
   groupMetadata: GroupMetadataCache;
   inbox: Inbox;
+  /** The account's contacts as this session learns them (contact-book.ts). */
+  contacts: ContactBook;
   /** The account's settings now. */
   settings(): AccountSettings;
 }
@@ -51,7 +54,7 @@ export interface ContextParts {
 /** The inbound context of `sock`, undefined before the account's own JID (`selfJid`) is known. */
 export function inboundContextOf(sock: WASocket, selfJid: string | undefined, parts: ContextParts): InboundContext | undefined {
   if (!selfJid) return undefined;
-  const { log, groupSubjects, groupMetadata, inbox, settings } = parts;
+  const { log, groupSubjects, groupMetadata, inbox, settings, contacts } = parts;
   const dispatcher = parts.network.downloadDispatcher;
   return {
     selfJid,
@@ -64,6 +67,7 @@ export function inboundContextOf(sock: WASocket, selfJid: string | undefined, pa
     writeAhead: (messageId) => (inbox.holds(messageId) ? 'live' : undefined),
     heldUntil: (messageId, handOff) => inbox.holdUntil(messageId, handOff),
     ignoreGroups: () => settings().ignoreGroups,
+    savedNameOf: (jid) => contacts.savedNameOf(jid),
   };
 }
 

@@ -26,8 +26,6 @@ export interface SessionRegistryDeps {
   waVersion: WaVersionKeeper;
   /** Scale-out: whether the account's shard is this connector's (unset: every account is). */
   isMine?: (accountId: string) => boolean;
-  /** Each scan's accounts that should run, every connector's (scale-out balances by them). */
-  onRunningListed?: (accountIds: string[]) => void;
   /** `sendPolicy.enabled` of accounts stored without settings (SEND_PACING_DEFAULT; default on). */
   pacing?: boolean;
   /** Takes the send pause stored with an account whose session starts here (commands/send-pauses.ts). */
@@ -47,6 +45,8 @@ export type StartOutcome = 'started' | 'already_running' | 'owned_elsewhere' | '
  * alone (docs/benchmarks.md, Scale-out). The logins that follow share the CPU however many start.
  */
 const RESUMES_AT_ONCE = 8;
+/** How soon a scan follows one whose start of an account failed. */
+const RESCAN_AFTER_FAILURE_MS = 10_000;
 const RUNNING_STATUSES: ReadonlySet<AccountStatus> = new Set(['connecting', 'connected', 'reconnecting']);
 
 /** How a session leaves the registry. */
@@ -77,6 +77,7 @@ export class SessionRegistry {
   private readonly sessions = new Map<string, AccountSession>();
   private readonly perAccount = new KeyedSerial();
   private scanTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private scans = 0;
   private readonly scanListeners = new Set<() => void>();
@@ -245,6 +246,7 @@ export class SessionRegistry {
   haltReconnects(): void {
     this.closing = true;
     clearInterval(this.scanTimer);
+    clearTimeout(this.retryTimer);
     for (const session of this.sessions.values()) session.haltReconnects();
   }
 
@@ -256,6 +258,7 @@ export class SessionRegistry {
   async closeAll(): Promise<void> {
     this.closing = true;
     clearInterval(this.scanTimer);
+    clearTimeout(this.retryTimer);
     // A scan still reading the table would go on after the connector stopped (its starts return
     // at once now): it ends first, so that nothing is left in flight.
     await Promise.all(this.scansInFlight);
@@ -265,6 +268,11 @@ export class SessionRegistry {
   /** Starts the accounts that should run here and nobody runs now (after shards were acquired). */
   resume(): Promise<void> {
     return this.scanForUnownedAccounts();
+  }
+
+  /** Every connector's accounts that should run, from a listing of every account. */
+  async runningAccountIds(): Promise<string[]> {
+    return runningOf(await listAccounts(this.deps.table));
   }
 
   /**
@@ -316,6 +324,19 @@ export class SessionRegistry {
       .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
 
+  /**
+   * A start that failed (a request that failed, say) is tried again by a scan within seconds,
+   * not at the next periodic one: those are minutes apart (OWNERSHIP_SCAN_MS).
+   */
+  private scanAgainSoon(): void {
+    if (this.closing || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.scanForUnownedAccounts();
+    }, RESCAN_AFTER_FAILURE_MS);
+    this.retryTimer.unref();
+  }
+
   private scanForUnownedAccounts(): Promise<void> {
     const scan = this.scanOnce();
     this.scansInFlight.add(scan);
@@ -329,20 +350,22 @@ export class SessionRegistry {
     try {
       const accounts = await listAccounts(this.deps.table);
       const isMine = this.deps.isMine ?? (() => true);
-      const running = accounts.filter((a) => RUNNING_STATUSES.has(a.status)).map((a) => a._id);
-      this.deps.onRunningListed?.(running);
+      const running = runningOf(accounts);
       const listed = new Set(accounts.map((a) => a._id));
       for (const accountId of this.accountIds()) if (!listed.has(accountId)) void this.closeIfDeleted(accountId);
       const candidates = running.filter((id) => !this.sessions.has(id) && isMine(id));
       const unowned = await this.deps.ownership.unowned(candidates);
       this.deps.logger.debug({ accounts: accounts.length, candidates, unowned }, 'ownership scan');
+      let failed = false;
       await eachAtMost(RESUMES_AT_ONCE, unowned, async (accountId) => {
         const outcome = await this.start(accountId, 'resume').catch((error: unknown) => {
           this.deps.logger.error({ err: error, accountId }, 'resuming account failed');
+          failed = true;
           return undefined;
         });
         if (outcome === 'started') this.deps.logger.info({ accountId }, 'account picked up by this connector');
       });
+      if (failed) this.scanAgainSoon();
     } catch (error) {
       this.deps.logger.error({ err: error }, 'ownership scan failed');
     } finally {
@@ -391,4 +414,8 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
     while (next < items.length) await work(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+function runningOf(accounts: readonly Account[]): string[] {
+  return accounts.filter((a) => RUNNING_STATUSES.has(a.status)).map((a) => a._id);
 }

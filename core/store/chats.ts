@@ -1,6 +1,7 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
+import { isUserJid } from '../jid.js';
 import { chatGsi1, chatKey, chatsGsi1pk } from '../keys.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
 import { fromAttributes, toAttributes } from './attributes.js';
@@ -32,8 +33,14 @@ export interface ChatChange {
   name?: string;
 }
 
-/** A chat with no name yet is named by its number (the user part of its JID). */
-const defaultName = (chatId: string) => chatId.split('@')[0] ?? chatId;
+/**
+ * A chat with no name yet is named by its number: `+<phone>` for a person (as the contact book
+ * shows one without a name, core/schemas/contact.ts), the user part of its JID otherwise.
+ */
+const defaultName = (chatId: string) => {
+  const user = chatId.split('@')[0] ?? chatId;
+  return isUserJid(chatId) ? `+${user}` : user;
+};
 
 /** The chat after `change` (undefined: it does not exist, and the change does not create it). */
 export function applyChatChange(chat: Chat | undefined, chatId: string, change: ChatChange): Chat | undefined {

@@ -1,9 +1,10 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { SHARDS_PARTITION, shardLeaseKey } from '../keys.js';
 import { listHeartbeats, type Heartbeat } from './heartbeats.js';
 import { acquireHeldLease, dropLease, handLease, type LeaseSpot } from './lease-writes.js';
 import { queryPartition } from './paging.js';
-import { withoutKeys, type Table } from './table.js';
+import { withoutKeys, writeIfCondition, type Table } from './table.js';
 
 /**
  * A lease per shard (docs/design.md, Scale-out), all in one partition, so that a connector reads
@@ -11,6 +12,10 @@ import { withoutKeys, type Table } from './table.js';
  * the owner's heartbeat (heartbeats.ts), and is held by that heartbeat: never renewed itself.
  * `heir`: the connector a shard was handed to, until it takes the lease (`owner` is '' and
  * `until` 0 meanwhile). Leases of the older kind carry their own `until` and no epoch.
+ * `running`: the shard's running accounts as its holder last counted them (its sessions), which
+ * every connector balances by without reading the accounts; it stays through a hand-over and a
+ * new holder's acquisition, and is absent where no holder has counted yet (or one from before
+ * counts did not).
  */
 const storedShardLeaseSchema = z.object({
   shard: z.number().int(),
@@ -18,6 +23,7 @@ const storedShardLeaseSchema = z.object({
   epoch: z.string().optional(),
   until: z.number().optional(),
   heir: z.string().optional(),
+  running: z.number().int().nonnegative().optional(),
 });
 
 /** A shard lease as the planning sees it (connector/ownership/fair-share.ts): `until` is when it runs out. */
@@ -27,6 +33,8 @@ export interface ShardLease {
   /** Unix ms: the owner's heartbeat's `until` for a lease it holds; 0 when it holds none any more. */
   until: number;
   heir?: string;
+  /** Running accounts as its holder last counted them; undefined: never counted. */
+  running?: number;
 }
 
 /**
@@ -50,8 +58,31 @@ const shardLease = (shard: number): LeaseSpot => ({ key: shardLeaseKey(shard), e
  * over, expired or ours, or when its owner's heartbeat has expired (declared dead first). False
  * when a live connector holds it.
  */
-export function acquireShard(table: Table, shard: number, owner: string, epoch: string, now = Date.now()): Promise<boolean> {
-  return acquireHeldLease(table, shardLease(shard), { shard }, owner, epoch, now);
+export function acquireShard(
+  table: Table,
+  shard: number,
+  owner: string,
+  epoch: string,
+  { now = Date.now(), running }: { now?: number; running?: number | undefined } = {},
+): Promise<boolean> {
+  // The count read with the lease goes on: the new holder counts its own once it has resumed them.
+  return acquireHeldLease(table, shardLease(shard), running === undefined ? { shard } : { shard, running }, owner, epoch, now);
+}
+
+/** The holder's count of the shard's running accounts; a lease not ours is left alone. */
+export async function recordShardRunning(table: Table, shard: number, owner: string, running: number): Promise<void> {
+  await writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: shardLeaseKey(shard),
+        UpdateExpression: 'SET running = :running',
+        ConditionExpression: '#owner = :owner',
+        ExpressionAttributeNames: { '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': owner, ':running': running },
+      }),
+    ),
+  );
 }
 
 /** Gives a shard up so that another connector takes it at once; a lease not ours is left alone. */

@@ -9,7 +9,7 @@ export const OPERATION_TAGS = [
   { name: 'messages', description: 'Sending every kind of message, editing, forwarding, deleting; stored messages and their media' },
   { name: 'chats', description: 'Stored chats, read receipts and presence' },
   { name: 'groups', description: 'Groups the account is in: create, read, change, participants, invite links, leave' },
-  { name: 'contacts', description: 'Whether a number is on WhatsApp, profile pictures' },
+  { name: 'contacts', description: 'The contacts the account knows, whether a number is on WhatsApp, profile pictures' },
   { name: 'webhooks', description: 'Webhook registrations, their deliveries log and replay' },
   { name: 'keys', description: "What the caller's key reaches; per-account access keys (when API_KEY is set)" },
 ] as const;
@@ -62,6 +62,8 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'GET /accounts/{accountId}/groups/{groupId}/invite': { operationId: 'getGroupInvite', tag: 'groups' },
   'POST /accounts/{accountId}/groups/{groupId}/leave': { operationId: 'leaveGroup', tag: 'groups' },
 
+  'GET /accounts/{accountId}/contacts': { operationId: 'listContacts', tag: 'contacts' },
+  'GET /accounts/{accountId}/contacts/{jid}': { operationId: 'getContact', tag: 'contacts' },
   'GET /accounts/{accountId}/contacts/{phone}/exists': { operationId: 'checkNumberExists', tag: 'contacts' },
   'GET /accounts/{accountId}/contacts/{jid}/picture': { operationId: 'getProfilePicture', tag: 'contacts' },
 

@@ -9,7 +9,7 @@ import { jidSchema } from '../../core/schemas/jid.js';
 const MAX_PAGE_SIZE = 100;
 const DEFAULT_PAGE_SIZE = 50;
 /** DynamoDB has no offset: skipped items are read and dropped, so skip is bounded. */
-const MAX_SKIP = 10_000;
+export const MAX_SKIP = 10_000;
 
 /** The HTTP status an issue asks for, carried in its `params` (the defaultHook reads it). */
 export interface IssueParams {
@@ -39,7 +39,7 @@ export const chatIdParam = jidSchema('chatId').openapi({
   type: 'string',
 });
 
-const pageNumber = (name: string, min: number, max: number, fallback: number) =>
+export const pageNumber = (name: string, min: number, max: number, fallback: number) =>
   z
     .string()
     .optional()

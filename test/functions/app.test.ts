@@ -70,6 +70,8 @@ describe('the app', () => {
         '/accounts/{accountId}/chats',
         '/accounts/{accountId}/chats/{chatId}/messages',
         '/accounts/{accountId}/connect',
+        '/accounts/{accountId}/contacts',
+        '/accounts/{accountId}/contacts/{jid}',
         '/accounts/{accountId}/contacts/{jid}/picture',
         '/accounts/{accountId}/contacts/{phone}/exists',
         '/accounts/{accountId}/disconnect',

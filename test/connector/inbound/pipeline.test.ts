@@ -230,7 +230,7 @@ describe('inbound pipeline', () => {
 
     expect(await findMessage(inbound.table(), accountId, mine.key.id!)).toMatchObject({ fromMe: true, from: SELF, text: 'from my phone' });
     const chat = await findChat(inbound.table(), accountId, PEER);
-    expect(chat).toMatchObject({ unreadCount: 1, lastMessageTime: (SECONDS + 5) * 1000, name: '15550002222' });
+    expect(chat).toMatchObject({ unreadCount: 1, lastMessageTime: (SECONDS + 5) * 1000, name: '+15550002222' });
     const events = await webhookEvents(accountId, 3, 4_000);
     expect(events.filter((e) => e.event === 'message').map((e) => e.body.messageId)).toEqual([theirs.key.id]);
   });

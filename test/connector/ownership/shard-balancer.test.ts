@@ -33,6 +33,8 @@ interface Member {
   lost: number[];
   /** The round period, read at each round: a test lengthens it to see what a wake-up alone does. */
   timing: { everyMs: number };
+  /** Rounds that listed every account (only while some shard had no count on its lease). */
+  listings: number;
 }
 
 describe('shard balancers sharing one table', () => {
@@ -57,6 +59,7 @@ describe('shard balancers sharing one table', () => {
       released: [],
       lost: [],
       timing,
+      listings: 0,
       heartbeat,
       balancer: undefined as unknown as ShardBalancer,
     };
@@ -74,7 +77,12 @@ describe('shard balancers sharing one table', () => {
       async wakeHolderOf(shard) {
         members.find((other) => other.owned.has(shard))?.balancer.wake();
       },
-      weights: () => weights,
+      // Each held shard's accounts run here as soon as it is acquired.
+      running: () => new Map([...owned].map((shard) => [shard, weights[shard]!])),
+      async listRunning() {
+        member.listings += 1;
+        return weights;
+      },
       owned,
       async onAcquired(shards) {
         member.acquired.push(...shards);
@@ -123,10 +131,14 @@ describe('shard balancers sharing one table', () => {
     await waitForBalance(members);
   });
 
-  it('a fourth joins: it receives its share, and only a few shards move', async () => {
+  it('a fourth joins: it receives its share, and only a few shards move; no round lists the accounts once every shard is counted', async () => {
     const before = members.map((member) => member.released.length);
+    const listings = members.map((member) => member.listings);
     const newcomer = await join('D');
     await waitForBalance(members);
+    // The counts on the leases are what everyone balances by.
+    expect(members.map((member) => member.listings)).toEqual([...listings, 0]);
+    expect((await listShardLeases(table)).map((lease) => lease.running)).toEqual(weights);
     const moved = members.reduce((sum, member, index) => sum + member.released.length - (before[index] ?? 0), 0);
     expect(accountsOf(newcomer)).toBeGreaterThan(0);
     expect(moved).toBeLessThanOrEqual(12);

@@ -51,7 +51,7 @@ describe('new message rows and their chats, written together (chat-writer.ts)', 
     for (let a = 0; a < 3; a++) {
       expect(await findChat(table, `acct-${a}`, chatOf(a))).toEqual({
         chatId: chatOf(a),
-        name: `1555000300${a}`,
+        name: `+1555000300${a}`,
         unreadCount: 20,
         lastMessageTime: a === 0 ? 5000 : 1000 + 57 + a,
       });
@@ -91,7 +91,7 @@ describe('new message rows and their chats, written together (chat-writer.ts)', 
     await writer.putMessageIfAbsent('acct-l', message('L1', 'hi', ALICE, 100), undefined, { at: 100, unread: 1 });
     expect(await writer.putMessageIfAbsent('acct-l', message('L2', 'hi', ALICE, 200), undefined, { at: 200, unread: 1 })).toBe(true);
     expect(await writer.putMessageIfAbsent('acct-l', message('L1', 'again', ALICE, 100), undefined, { at: 100, unread: 1 })).toBe(false);
-    expect(await findChat(table, 'acct-l', ALICE)).toEqual({ chatId: ALICE, name: '15550002222', unreadCount: 2, lastMessageTime: 200 });
+    expect(await findChat(table, 'acct-l', ALICE)).toEqual({ chatId: ALICE, name: '+15550002222', unreadCount: 2, lastMessageTime: 200 });
     expect((await findMessageRecord(table, 'acct-l', 'L1'))?.message.text).toBe('hi');
   });
 

@@ -151,7 +151,7 @@ describe('chats and messages', () => {
     await updateChat(table, id, a, { at: 200, unread: 1 });
     expect(await updateChat(table, id, a, { unread: -1 })).toEqual({
       chatId: a,
-      name: '15550000002',
+      name: '+15550000002',
       unreadCount: 1,
       lastMessageTime: 200,
     });
@@ -164,7 +164,7 @@ describe('chats and messages', () => {
     const a = '15550000004@s.whatsapp.net';
     expect(applyChatChange(undefined, a, { unread: 1 })).toBeUndefined();
     const created = applyChatChange(undefined, a, { at: 100, unread: 1 });
-    expect(created).toEqual({ chatId: a, name: '15550000004', unreadCount: 1, lastMessageTime: 100 });
+    expect(created).toEqual({ chatId: a, name: '+15550000004', unreadCount: 1, lastMessageTime: 100 });
     expect(applyChatChange(created, a, { at: 50, unread: 2, name: 'Ann' })).toEqual({
       chatId: a,
       name: 'Ann',

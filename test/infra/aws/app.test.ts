@@ -19,7 +19,8 @@ const templateSchema = z.object({
   Outputs: z.record(z.string(), z.unknown()),
 });
 
-describe('infra/aws/app.ts', () => {
+// A bundle and a synth in a child process: about 9 s on a quiet machine, over a minute on a busy one.
+describe('infra/aws/app.ts', { timeout: 240_000 }, () => {
   it('bundles the API into the output directory and synthesizes the stack with the given context', async () => {
     await promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/aws/app.ts'], {
       cwd: repositoryRoot,
@@ -28,7 +29,7 @@ describe('infra/aws/app.ts', () => {
         CDK_OUTDIR: outdir,
         CDK_CONTEXT_JSON: JSON.stringify({ stackName: 'GatewayFromApp', apiAccess: 'private', connectorDesiredCount: '2' }),
       },
-      timeout: 120_000,
+      timeout: 230_000,
     });
 
     expect(existsSync(path.join(outdir, 'bundles', 'api', 'index.mjs'))).toBe(true);
@@ -50,7 +51,7 @@ describe('infra/aws/app.ts', () => {
         CDK_OUTDIR: path.join(outdir, 'invalid'),
         CDK_CONTEXT_JSON: JSON.stringify({ connectorArchitecture: 'sparc' }),
       },
-      timeout: 120_000,
+      timeout: 230_000,
     });
     const failure = await run.then(
       () => undefined,
