@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
-import { generateNoiseKeys, generateTlsMaterial, isUsableTlsMaterial } from './certs.js';
+import { generateNoiseKeys, generateTlsMaterial, isUsableTlsMaterial, type TlsMaterial } from './certs.js';
 import { Connection } from './connection.js';
 import { createControlApi } from './control-api.js';
 import { SandboxCore } from './core.js';
@@ -53,6 +53,8 @@ export interface SandboxDescriptor {
 export interface RunningSandbox {
   descriptor: SandboxDescriptor;
   core: SandboxCore;
+  /** The media host's certificate and key: the CA clients trust for it (`descriptor`'s CA file) vouches for anything served with them. */
+  tls: TlsMaterial;
   stop(): Promise<void>;
 }
 
@@ -145,5 +147,5 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
       if (!options.dataDir) rmSync(fileDir, { recursive: true, force: true });
     })());
 
-  return { descriptor, core, stop };
+  return { descriptor, core, tls, stop };
 }

@@ -46,7 +46,11 @@ export interface AccountProxy {
 
 export interface ProxyOptions {
   policy: TargetPolicy;
-  /** The CA the media host's certificate is checked against through the tunnel (the sandbox's); undefined: the default store. */
+  /**
+   * The CA the media host's certificate is checked against through the tunnel, and an https://
+   * proxy's own certificate (the sandbox's, against which the suites' proxy is certified);
+   * undefined: the default store.
+   */
   ca?: string;
   /** Resolves the proxy's host name; tests point a name anywhere with it. */
   lookupAll?: LookupAll;
@@ -113,7 +117,8 @@ class TunnelAgent extends HttpsProxyAgent<string> {
     private readonly extra: AgentSide,
     lookup: ConnectLookup,
   ) {
-    super(url, { lookup, keepAlive: false });
+    // These options also open the connection to an https:// proxy (TLS, checked against `ca`).
+    super(url, { lookup, keepAlive: false, ...(extra.ca ? { ca: extra.ca } : {}) });
   }
 
   override async connect(req: ClientRequest, opts: ConnectOpts): ConnectResult {
@@ -215,7 +220,7 @@ function downloadsThrough(
     dispatcher = new Socks5ProxyAgent(proxyUrl, { ...(requestTls ? { requestTls } : {}), connect: buildConnector({ lookup }) });
   } else {
     // `proxyTls` reaches the connection to an http:// proxy too: undici spreads it into net.connect.
-    dispatcher = new ProxyAgent({ uri: proxyUrl, ...(requestTls ? { requestTls } : {}), proxyTls: { lookup } });
+    dispatcher = new ProxyAgent({ uri: proxyUrl, ...(requestTls ? { requestTls } : {}), proxyTls: { lookup, ...(ca ? { ca } : {}) } });
   }
   // undici's dispatchers and Node's bundled undici-types differ in their FormData types (see network-options.ts).
   return dispatcher as FetchDispatcher;

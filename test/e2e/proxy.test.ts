@@ -23,8 +23,10 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
   let stop: (() => Promise<void>) | undefined;
   let httpProxy: TestProxy;
   let socksProxy: TestProxy;
+  let httpsProxy: TestProxy;
   const credentials = { user: 'acct-alice', password: 'pr0xy-Secret' };
   const socksCredentials = { user: 'acct-carol', password: 's0cks-Secret' };
+  const httpsCredentials = { user: 'acct-erin', password: 'tl5-Secret' };
   const wrongPassword = 'not-the-Password';
   const alice = { id: 'proxalice', phone: '15550910001' };
   const bob = { id: 'proxbob', phone: '15550910002' };
@@ -65,6 +67,8 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
     ({ gw, api, stop } = await startEventGateway({ logLevel: 'debug' }));
     httpProxy = await startTestProxy({ kind: 'http', credentials });
     socksProxy = await startTestProxy({ kind: 'socks5', credentials: socksCredentials });
+    // Certified like the sandbox's media host: the connector trusts its CA in sandbox mode.
+    httpsProxy = await startTestProxy({ kind: 'https', credentials: httpsCredentials, tls: gw.sandbox.tls });
     wsHost = new URL(gw.sandbox.descriptor.wsUrl).host;
     mediaHost = String(gw.sandbox.core.network.mediaHost);
     await link(bob);
@@ -73,6 +77,7 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
     await stop?.();
     await httpProxy?.close();
     await socksProxy?.close();
+    await httpsProxy?.close();
   });
 
   it('HTTP proxy: the account connects through it, with its credentials', async () => {
@@ -103,6 +108,17 @@ describe('story: an account behind its own proxy', { timeout: 240_000 }, () => {
     await sendDocument(carol.id, bob.phone);
     expect(tunnelsTo(socksProxy, mediaHost).length).toBeGreaterThan(0);
     expect(socksProxy.tunnels.every((t) => t.authorized)).toBe(true);
+  });
+
+  it('HTTPS proxy (TLS to the proxy): the account connects and uploads through it, with its credentials', async () => {
+    const erin = { id: 'proxerin', phone: '15550910005' };
+    await link(erin, { proxy: { url: httpsProxy.url(httpsCredentials) } });
+    expect(tunnelsTo(httpsProxy, wsHost).length).toBeGreaterThan(0);
+    await sendDocument(erin.id, bob.phone);
+    expect(tunnelsTo(httpsProxy, mediaHost).length).toBeGreaterThan(0);
+    expect(httpsProxy.tunnels.every((t) => t.authorized)).toBe(true);
+    const settings = await api.call('GET', `/accounts/${erin.id}/settings`);
+    expect((settings.body.settings as { proxy: { url: string } }).proxy.url).toBe(`https://acct-erin:***@127.0.0.1:${httpsProxy.port}`);
   });
 
   it('wrong credentials: the account does not connect, and says proxy_auth_failed; a PATCH fixing them is used at the next try', async () => {

@@ -1,10 +1,12 @@
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
- * A proxy for tests, on 127.0.0.1: HTTP CONNECT (`kind: 'http'`) or SOCKS5 with the
- * user/password method (`kind: 'socks5'`), optionally demanding credentials. It records every
+ * A proxy for tests, on 127.0.0.1: HTTP CONNECT (`kind: 'http'`), the same over TLS
+ * (`kind: 'https'`, with the certificate given in `tls`), or SOCKS5 with the user/password
+ * method (`kind: 'socks5'`), optionally demanding credentials. It records every
  * tunnel asked of it, with whether the credentials matched, and relays the bytes of those it
  * opens. What connects through it is real: Baileys' WebSocket, its media uploads, downloads.
  */
@@ -16,7 +18,7 @@ interface Tunnel {
 }
 
 export interface TestProxy {
-  kind: 'http' | 'socks5';
+  kind: 'http' | 'https' | 'socks5';
   port: number;
   /** The proxy URL, with the credentials given (`user:pass@` in them, or none). */
   url(credentials?: { user: string; password: string }): string;
@@ -25,8 +27,10 @@ export interface TestProxy {
 }
 
 export interface TestProxyOptions {
-  kind?: 'http' | 'socks5';
+  kind?: 'http' | 'https' | 'socks5';
   credentials?: { user: string; password: string };
+  /** The certificate and key of an `https` proxy (for 127.0.0.1). */
+  tls?: { certPem: string; keyPem: string };
 }
 
 export async function startTestProxy(options: TestProxyOptions = {}): Promise<TestProxy> {
@@ -37,10 +41,12 @@ export async function startTestProxy(options: TestProxyOptions = {}): Promise<Te
     open.add(socket);
     socket.once('close', () => open.delete(socket));
   };
-  const server = kind === 'http' ? connectProxy(options.credentials, tunnels, track) : socksProxy(options.credentials, tunnels, track);
+  if (kind === 'https' && !options.tls) throw new Error('an https test proxy needs its tls material');
+  const server =
+    kind === 'socks5' ? socksProxy(options.credentials, tunnels, track) : connectProxy(options.credentials, tunnels, track, options.tls);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const scheme = kind === 'http' ? 'http' : 'socks5';
+  const scheme = kind;
   return {
     kind,
     port,
@@ -73,10 +79,16 @@ function basicMatches(header: string | undefined, credentials: { user: string; p
   return header === expected;
 }
 
-function connectProxy(credentials: TestProxyOptions['credentials'], tunnels: Tunnel[], track: (socket: Duplex) => void): Server {
-  const server = createHttpServer((_req, res) => {
+function connectProxy(
+  credentials: TestProxyOptions['credentials'],
+  tunnels: Tunnel[],
+  track: (socket: Duplex) => void,
+  tls?: TestProxyOptions['tls'],
+): Server {
+  const refuse = (_req: IncomingMessage, res: { writeHead(status: number): { end(text: string): void } }) => {
     res.writeHead(405).end('CONNECT only');
-  });
+  };
+  const server = tls ? createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, refuse) : createHttpServer(refuse);
   server.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
     track(client);
     const target = req.url ?? '';
