@@ -6,6 +6,7 @@ import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
 import { newRouter } from '../http/router.js';
 import { multipartSendRequest, sentResponse, uploadSendErrors } from './route-parts.js';
 import { assertCanSend, sendAndWait } from './send-wait.js';
+import { sendOptionsOf } from './async-sends.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 
@@ -77,7 +78,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
               ...(ptt !== undefined ? { ptt } : {}),
             },
           },
-          { signal: c.req.raw.signal, idempotency },
+          sendOptionsOf(c, idempotency),
         );
         return c.json({ ok: true as const, messageId }, 200);
       } catch (error) {

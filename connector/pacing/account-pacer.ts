@@ -1,0 +1,245 @@
+import type { Logger } from '../../core/logger.js';
+import {
+  CLAIM_MARGIN_MS,
+  drawGap,
+  emptyCounts,
+  RATE_LIMIT_DETAIL,
+  limitsAllowAt,
+  typingMs,
+  withSend,
+  type SendCounts,
+  type SendPolicy,
+} from '../../core/pacing/limits.js';
+import type { QueuedSend } from '../../core/schemas/command.js';
+import { failPendingOutboundPaused, findOutbound } from '../../core/store/outbound.js';
+import { correctWaiting, countsOf, loadSendQueue, removeQueuedSend, waiting } from '../../core/store/send-queue.js';
+import type { Table } from '../../core/store/table.js';
+
+/** What the pacer needs of the account's session here. */
+export interface PacedSession {
+  status: string;
+  currentSettings: { sendPolicy: SendPolicy };
+  linkedAt: number | undefined;
+  typing(jid: string): Promise<void>;
+}
+
+export interface AccountPacerDeps {
+  table: Table;
+  logger: Logger;
+  session(accountId: string): PacedSession | undefined;
+  /** Runs the send through the one send path (connector/commands/send-handlers.ts); true when it was claimed (handed to WhatsApp). */
+  send(send: QueuedSend['send']): Promise<boolean>;
+  /** Unix ms the account's sending is paused until (WhatsApp refused a send), if it is. */
+  pausedUntil(accountId: string): number | undefined;
+  /** Whether the account has no message with the chat yet, either way. */
+  isNewChat(accountId: string, jid: string): Promise<boolean>;
+  /** An async send failed before WhatsApp had it: its `message.status` `failed` event. */
+  failedBeforeSend(accountId: string, send: QueuedSend, error: string): void;
+  random?: () => number;
+}
+
+/** While its account is not connected (a drop, a hand-over), the head of the queue is looked at again this often: memory only. */
+const NOT_CONNECTED_RETRY_MS = 1_000;
+/** After a failed DynamoDB request: the queue stays, and is tried again. */
+const ERROR_RETRY_MS = 5_000;
+
+const TEXT_SENDS: ReadonlySet<string> = new Set(['send_text', 'send_reply']);
+const textOf = (send: QueuedSend['send']): string | undefined =>
+  send.type === 'send_text' || send.type === 'send_reply' ? send.payload.text : undefined;
+
+/**
+ * One account's paced sends on the connector that runs it (docs/sending.md#paced-sends). The
+ * queue lives in DynamoDB (core/store/send-queue.ts); this holds it in memory, in ticket order,
+ * with the account's counts, and sends its head when its turn comes, on a timer: nothing is
+ * polled, so an account with nothing queued costs nothing. Taking the account replays what is
+ * queued (one Query); each `send_queued` command adds one send.
+ *
+ *   turn:   after the last send + the drawn gap, when the rolling limits allow, after a pause
+ *   typing: "typing…" for the text's typing time, ending at the turn (a gap shorter than it
+ *           makes the send wait for it)
+ *   send:   the one send path (claim pending -> sending, send, finish): exactly once whatever
+ *           happens around it; then the counts and the queue item are written
+ *
+ * A plain send whose turn would come after its deadline is failed at once with `retryAt` (the
+ * API answers 500 `send rate limit` with `retryAfter`), and never goes out later.
+ */
+export class AccountPacer {
+  private sends: QueuedSend[] = [];
+  private readonly seen = new Set<number>();
+  private readonly newChat = new Map<number, boolean>();
+  private counts: SendCounts = emptyCounts();
+  /** The gap before the next send, drawn once per send. */
+  private gap: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private loaded = false;
+  private stopped = false;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly accountId: string,
+    private readonly deps: AccountPacerDeps,
+  ) {
+    this.log = deps.logger.child({ accountId });
+    void this.load();
+  }
+
+  /** Queued sends held here (tests, the benchmark). */
+  get size(): number {
+    return this.sends.length;
+  }
+
+  /** A send queued by the API (its `send_queued` command); one seen already is ignored. */
+  add(send: QueuedSend): void {
+    if (this.seen.has(send.ticket)) return;
+    this.seen.add(send.ticket);
+    const at = this.sends.findIndex((queued) => queued.ticket > send.ticket);
+    if (at < 0) this.sends.push(send);
+    else this.sends.splice(at, 0, send);
+    this.schedule();
+  }
+
+  /** The account left this connector: its queue stays in DynamoDB for the next one. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async load(): Promise<void> {
+    try {
+      const { state, sends } = await loadSendQueue(this.deps.table, this.accountId);
+      if (this.stopped) return;
+      this.counts = countsOf(state);
+      for (const send of sends) this.add(send);
+      if (waiting(state) !== sends.length) await correctWaiting(this.deps.table, this.accountId, state.enqueued, sends.length);
+      if (sends.length > 0) this.log.info({ queued: sends.length }, 'queued sends replayed');
+      this.loaded = true;
+      this.schedule();
+    } catch (error) {
+      this.log.error({ err: error }, 'reading the send queue failed; trying again');
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.load();
+      }, ERROR_RETRY_MS);
+    }
+  }
+
+  /** Arms the timer for the head's typing (or its send); does nothing while a send runs. */
+  private schedule(delayMs?: number): void {
+    if (this.stopped || !this.loaded || this.busy) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const head = this.sends[0];
+    if (!head) return;
+    const wait = delayMs ?? Math.max(0, this.typingStart(head, this.turnOf(head)) - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.turn();
+    }, wait);
+  }
+
+  private policy(): SendPolicy | undefined {
+    const policy = this.deps.session(this.accountId)?.currentSettings.sendPolicy;
+    return policy?.enabled ? policy : undefined;
+  }
+
+  /** When the head may be handed to WhatsApp: gap, limits and pause (pacing off: at once, a pause still holds). */
+  private turnOf(head: QueuedSend, now = Date.now()): number {
+    const paused = this.deps.pausedUntil(this.accountId) ?? 0;
+    const policy = this.policy();
+    if (!policy) return Math.max(now, paused);
+    this.gap ??= drawGap(policy, this.deps.random);
+    const last = this.counts.lastSentAt;
+    const afterGap = last === undefined ? now : Math.max(now, last + this.gap);
+    const limits = limitsAllowAt(this.counts, policy, {
+      now: afterGap,
+      linkedAt: this.deps.session(this.accountId)?.linkedAt,
+      newChat: this.newChat.get(head.ticket) ?? false,
+    });
+    return Math.max(limits, paused);
+  }
+
+  private typingFor(head: QueuedSend): number {
+    const policy = this.policy();
+    const text = textOf(head.send);
+    return policy?.typing && text !== undefined && TEXT_SENDS.has(head.send.type) ? typingMs(text) : 0;
+  }
+
+  /** Typing ends at the turn; it starts no earlier than now. */
+  private typingStart(head: QueuedSend, turn: number): number {
+    return Math.max(Date.now(), turn - this.typingFor(head));
+  }
+
+  private async turn(): Promise<void> {
+    const head = this.sends[0];
+    if (!head || this.stopped) return;
+    this.busy = true;
+    let retryIn: number | undefined;
+    try {
+      retryIn = await this.tryHead(head);
+    } catch (error) {
+      this.log.error({ err: error, messageId: head.messageId }, 'a queued send failed to run; trying again');
+      retryIn = ERROR_RETRY_MS;
+    } finally {
+      this.busy = false;
+    }
+    this.schedule(retryIn);
+  }
+
+  /** Sends the head when its turn has come; answers a delay to look again, or undefined when it left the queue. */
+  private async tryHead(head: QueuedSend): Promise<number | undefined> {
+    const { table } = this.deps;
+    const session = this.deps.session(this.accountId);
+    if (!session) return NOT_CONNECTED_RETRY_MS;
+    const record = await findOutbound(table, this.accountId, head.messageId);
+    if (record?.status === 'sending') {
+      // Claimed by a connector that stopped mid-send: the send path resolves it, never sends it again.
+      await this.deps.send(head.send);
+      this.counts = withSend(this.counts, record.claimedAt ?? Date.now(), false);
+      return this.leave(head, true);
+    }
+    if (record?.status !== 'pending') {
+      // Cancelled, failed at its deadline by the API, or sent before a crash: it leaves the queue.
+      return this.leave(head, false);
+    }
+    if (session.status !== 'connected') return NOT_CONNECTED_RETRY_MS;
+    const policy = this.policy();
+    if (policy && !this.newChat.has(head.ticket)) {
+      this.newChat.set(head.ticket, await this.deps.isNewChat(this.accountId, head.send.payload.to));
+    }
+    const turn = this.turnOf(head);
+    if (!head.async && turn > head.deadline - CLAIM_MARGIN_MS) {
+      this.log.info({ messageId: head.messageId, turn, deadline: head.deadline }, 'plain send refused: its turn comes after its deadline');
+      await failPendingOutboundPaused(table, this.accountId, head.messageId, RATE_LIMIT_DETAIL, turn);
+      return this.leave(head, false);
+    }
+    const typing = this.typingFor(head);
+    const typingFrom = turn - typing;
+    // Woken early (a send added, a pause, a change of settings): look again at the right time.
+    if (typingFrom > Date.now() + 5) return typingFrom - Date.now();
+    if (typing > 0) {
+      await session.typing(head.send.payload.to).catch((error: unknown) => this.log.debug({ err: error }, 'typing not shown'));
+      const left = turn - Date.now();
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      if (this.stopped) return undefined;
+    }
+    const claimed = await this.deps.send(head.send);
+    if (claimed) {
+      this.counts = withSend(this.counts, Date.now(), this.newChat.get(head.ticket) ?? false);
+      this.gap = undefined;
+    } else if (head.async) {
+      const after = await findOutbound(table, this.accountId, head.messageId);
+      if (after?.status === 'failed') this.deps.failedBeforeSend(this.accountId, head, after.reason ?? 'send failed');
+    }
+    return this.leave(head, claimed);
+  }
+
+  /** The head is done with: out of memory, its item deleted (with the counts after a send). */
+  private async leave(head: QueuedSend, counted: boolean): Promise<undefined> {
+    await removeQueuedSend(this.deps.table, this.accountId, head.ticket, counted ? this.counts : undefined);
+    if (this.sends[0] === head) this.sends.shift();
+    this.newChat.delete(head.ticket);
+    return undefined;
+  }
+}
