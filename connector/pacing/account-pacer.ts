@@ -219,8 +219,10 @@ export class AccountPacer {
     // Woken early (a send added, a pause, a change of settings): look again at the right time.
     if (typingFrom > Date.now() + 5) return typingFrom - Date.now();
     if (typing > 0) {
+      // Shown for its whole time: a gap shorter than it makes the send wait for it.
+      const sendAt = Math.max(turn, Date.now() + typing);
       await session.typing(head.send.payload.to).catch((error: unknown) => this.log.debug({ err: error }, 'typing not shown'));
-      const left = turn - Date.now();
+      const left = sendAt - Date.now();
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       if (this.stopped) return undefined;
     }
