@@ -44,7 +44,8 @@ describe('paced sends', { timeout: 240_000 }, () => {
     api.call('POST', `/accounts/${accountId}/message/send`, { to: carolJid, message }, headers);
   const sendAsync = (accountId: string, message: string, headers: Record<string, string> = {}) =>
     send(accountId, message, { prefer: 'respond-async', ...headers });
-  const outbox = async (accountId: string) => (await api.call('GET', `/accounts/${accountId}/outbox`)).body.sends as Record<string, unknown>[];
+  const outbox = async (accountId: string) =>
+    (await api.call('GET', `/accounts/${accountId}/outbox`)).body.sends as Record<string, unknown>[];
   const arrived = (messageId: string) => waitFor(`${messageId} on the phone`, () => arrivals.get(messageId), { timeoutMs: 90_000 });
   const statusEvents = (messageId: string) =>
     gw.webhooks.posts
@@ -63,7 +64,8 @@ describe('paced sends', { timeout: 240_000 }, () => {
       for (const m of messages) if (!m.key.fromMe && m.key.id && !arrivals.has(m.key.id)) arrivals.set(m.key.id, Date.now());
     });
     sock.ev.on('presence.update', ({ id, presences }) => {
-      for (const presence of Object.values(presences)) if (presence.lastKnownPresence === 'composing') typing.push({ from: id, at: Date.now() });
+      for (const presence of Object.values(presences))
+        if (presence.lastKnownPresence === 'composing') typing.push({ from: id, at: Date.now() });
     });
   }, 120_000);
   afterAll(async () => {
@@ -89,7 +91,8 @@ describe('paced sends', { timeout: 240_000 }, () => {
     expect([...notBefores].sort((a, b) => a - b)).toEqual(notBefores);
     const times = [];
     for (const id of ids) times.push(await arrived(id));
-    for (let i = 1; i < times.length; i++) expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(GAP.min - JITTER_MS);
+    for (let i = 1; i < times.length; i++)
+      expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(GAP.min - JITTER_MS);
     expect([...arrivals.keys()].filter((id) => ids.includes(id))).toEqual(ids);
     for (const id of ids) await waitFor(`${id}: queued, then sent`, () => statusEvents(id).includes('sent') && statusEvents(id));
     expect(statusEvents(ids[0] as string)[0]).toBe('queued');
@@ -117,7 +120,13 @@ describe('paced sends', { timeout: 240_000 }, () => {
     for (let i = 0; i < 3; i++) ids.push(String((await sendAsync('pacecarl', `maybe ${i}`)).body.messageId));
     const listed = await outbox('pacecarl');
     expect(listed.map((s) => s.messageId)).toEqual(ids.slice(listed.length === 3 ? 0 : 1));
-    expect(listed.at(-1)).toMatchObject({ to: carolJid, type: 'text', status: 'queued', notBefore: expect.any(Number), createdAt: expect.any(String) });
+    expect(listed.at(-1)).toMatchObject({
+      to: carolJid,
+      type: 'text',
+      status: 'queued',
+      notBefore: expect.any(Number),
+      createdAt: expect.any(String),
+    });
     const cancelled = await api.call('DELETE', `/accounts/pacecarl/outbox/${ids[2]}`);
     expect(cancelled).toMatchObject({ status: 200, body: { ok: true, message: 'Send cancelled' } });
     expect((await api.call('DELETE', `/accounts/pacecarl/outbox/${ids[2]}`)).body).toEqual({ ok: false, error: 'Send not found' });
