@@ -74,6 +74,10 @@ export class AccountPacer {
   private busy = false;
   private loaded = false;
   private stopped = false;
+  /** The turn under way, if any (stop() waits for it). */
+  private running: Promise<void> | undefined;
+  /** Ends a wait for the turn at once (stop()). */
+  private wakeUp: (() => void) | undefined;
   private readonly log: Logger;
 
   constructor(
@@ -99,11 +103,18 @@ export class AccountPacer {
     this.schedule();
   }
 
-  /** The account left this connector: its queue stays in DynamoDB for the next one. */
-  stop(): void {
+  /**
+   * The account leaves this connector: its queue stays in DynamoDB for the next one. Resolves
+   * once a send under way has finished (a wait for its turn or its typing ends at once, unsent):
+   * the session must not close under a send, whose Signal keys would then not be stored and
+   * whose recipient could not read the next connector's messages.
+   */
+  stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.wakeUp?.();
+    return this.running ?? Promise.resolve();
   }
 
   private async load(): Promise<void> {
@@ -135,7 +146,9 @@ export class AccountPacer {
     const wait = delayMs ?? Math.max(0, this.typingStart(head, this.turnOf(head)) - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.turn();
+      this.running = this.turn().finally(() => {
+        this.running = undefined;
+      });
     }, wait);
   }
 
@@ -222,10 +235,11 @@ export class AccountPacer {
       // Shown for its whole time: a gap shorter than it makes the send wait for it.
       const sendAt = Math.max(turn, Date.now() + typing);
       await session.typing(head.send.payload.to).catch((error: unknown) => this.log.debug({ err: error }, 'typing not shown'));
-      const left = sendAt - Date.now();
-      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      await this.sleep(sendAt - Date.now());
       if (this.stopped) return undefined;
     }
+    // Stopped meanwhile: the session is leaving, the send is the next owner's.
+    if (this.stopped) return undefined;
     const claimed = await this.deps.send(head.send);
     if (claimed) {
       this.counts = withSend(this.counts, Date.now(), this.newChat.get(head.ticket) ?? false);
@@ -235,6 +249,19 @@ export class AccountPacer {
       if (after?.status === 'failed') this.deps.failedBeforeSend(this.accountId, head, after.reason ?? 'send failed');
     }
     return this.leave(head, claimed);
+  }
+
+  /** Waits `ms`, or less when stop() comes first. */
+  private async sleep(ms: number): Promise<void> {
+    if (ms <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeUp = undefined;
   }
 
   /** The head is done with: out of memory, its item deleted (with the counts after a send). */

@@ -47,13 +47,15 @@ export class Pacer {
 
   /** A session started here: its queue is replayed. */
   started(accountId: string): void {
-    this.accounts.get(accountId)?.stop();
+    void this.accounts.get(accountId)?.stop();
     this.accounts.set(accountId, new AccountPacer(accountId, this.accountDeps));
   }
 
-  stopped(accountId: string): void {
-    this.accounts.get(accountId)?.stop();
+  /** The session leaves: resolves once a send under way has finished (AccountPacer.stop). */
+  stopped(accountId: string): Promise<void> {
+    const pacer = this.accounts.get(accountId);
     this.accounts.delete(accountId);
+    return pacer?.stop() ?? Promise.resolve();
   }
 
   /**

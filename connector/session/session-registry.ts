@@ -33,7 +33,7 @@ export interface SessionRegistryDeps {
   /** Takes the send pause stored with an account whose session starts here (commands/send-pauses.ts). */
   sendPauses?: { load(accountId: string, stored: Account['sendPause']): void; active(accountId: string): unknown };
   /** The paced sends of the accounts running here (connector/pacing/pacer.ts). */
-  pacer?: { started(accountId: string): void; stopped(accountId: string): void; loggedOut(accountId: string): void };
+  pacer?: { started(accountId: string): void; stopped(accountId: string): Promise<void>; loggedOut(accountId: string): void };
 }
 
 /** What `refreshSettings` found. */
@@ -185,7 +185,7 @@ export class SessionRegistry {
         await session.start(reason);
       } catch (error) {
         this.sessions.delete(accountId);
-        this.deps.pacer?.stopped(accountId);
+        await this.deps.pacer?.stopped(accountId);
         await session.stop().catch(() => undefined);
         await this.deps.ownership.release(accountId);
         throw error;
@@ -375,8 +375,11 @@ export class SessionRegistry {
   private async remove(accountId: string, removal: Removal): Promise<boolean> {
     const session = this.sessions.get(accountId);
     if (!session || (removal.onlyIf && removal.onlyIf !== session)) return false;
+    // A paced send under way finishes first, as commands under way do, while the session is
+    // still there for it (found gone, the send would fail as "not connected").
+    await this.deps.pacer?.stopped(accountId);
+    if (this.sessions.get(accountId) !== session) return false;
     this.sessions.delete(accountId);
-    this.deps.pacer?.stopped(accountId);
     const final = typeof removal.final === 'function' ? removal.final(session) : removal.final;
     if (removal.close === 'logout') await session.logoutAndStop();
     else if (removal.close === 'stop') await session.stop(final, { leaseLost: !removal.release });

@@ -1,4 +1,3 @@
-import type { WAMessage } from '@whiskeysockets/baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
@@ -20,8 +19,6 @@ describe('paced sends', { timeout: 240_000 }, () => {
   let carol: SandboxClient;
   const carolPhone = '15550800009';
   const carolJid = `${carolPhone}@s.whatsapp.net`;
-  /** When each message reached carol's phone, by id, in arrival order. */
-  const arrivals = new Map<string, number>();
   /** When carol's phone saw "typing…" from each sender. */
   const typing: { from: string; at: number }[] = [];
 
@@ -46,7 +43,7 @@ describe('paced sends', { timeout: 240_000 }, () => {
     send(accountId, message, { prefer: 'respond-async', ...headers });
   const outbox = async (accountId: string) =>
     (await api.call('GET', `/accounts/${accountId}/outbox`)).body.sends as Record<string, unknown>[];
-  const arrived = (messageId: string) => waitFor(`${messageId} on the phone`, () => arrivals.get(messageId), { timeoutMs: 90_000 });
+  const arrived = (messageId: string) => waitFor(`${messageId} on the phone`, () => carol.receivedAt.get(messageId), { timeoutMs: 90_000 });
   const statusEvents = (messageId: string) =>
     gw.webhooks.posts
       .filter((p) => p.headers['x-webhook-event'] === 'message.status' && (p.body as { messageId?: string }).messageId === messageId)
@@ -60,9 +57,6 @@ describe('paced sends', { timeout: 240_000 }, () => {
     carol = await linkClient(gw.sandbox, carolPhone, { pushName: 'Carol' });
     const sock = carol.sock;
     if (!sock) throw new Error('carol has no socket');
-    sock.ev.on('messages.upsert', ({ messages }: { messages: WAMessage[] }) => {
-      for (const m of messages) if (!m.key.fromMe && m.key.id && !arrivals.has(m.key.id)) arrivals.set(m.key.id, Date.now());
-    });
     sock.ev.on('presence.update', ({ id, presences }) => {
       for (const presence of Object.values(presences))
         if (presence.lastKnownPresence === 'composing') typing.push({ from: id, at: Date.now() });
@@ -93,7 +87,7 @@ describe('paced sends', { timeout: 240_000 }, () => {
     for (const id of ids) times.push(await arrived(id));
     for (let i = 1; i < times.length; i++)
       expect((times[i] as number) - (times[i - 1] as number)).toBeGreaterThanOrEqual(GAP.min - JITTER_MS);
-    expect([...arrivals.keys()].filter((id) => ids.includes(id))).toEqual(ids);
+    expect([...carol.receivedAt.keys()].filter((id) => ids.includes(id))).toEqual(ids);
     for (const id of ids) await waitFor(`${id}: queued, then sent`, () => statusEvents(id).includes('sent') && statusEvents(id));
     expect(statusEvents(ids[0] as string)[0]).toBe('queued');
     expect(await outbox('pacealice')).toEqual([]);
@@ -138,7 +132,7 @@ describe('paced sends', { timeout: 240_000 }, () => {
     // The gap after the second send has passed twice over: the cancelled one would have gone by now.
     const after = Date.now();
     await waitFor('two gaps', () => Date.now() > after + 4_000, { intervalMs: 200 });
-    expect(arrivals.has(ids[2] as string)).toBe(false);
+    expect(carol.receivedAt.has(ids[2] as string)).toBe(false);
     expect((await api.call('DELETE', '/accounts/pacecarl/outbox/NOSUCHSEND1')).body).toEqual({ ok: false, error: 'Send not found' });
     expect((await api.call('DELETE', '/accounts/pacecarl/outbox/not-an-id!')).status).toBe(400);
   });
@@ -163,8 +157,8 @@ describe('paced sends', { timeout: 240_000 }, () => {
     expect(Number(queued.body.notBefore)).toBeLessThanOrEqual(Date.now());
     expect((await outbox('pacedave')).map((s) => s.messageId)).toEqual([queued.body.messageId]);
     expect((await api.call('DELETE', `/accounts/pacedave/outbox/${String(queued.body.messageId)}`)).status).toBe(200);
-    expect([...arrivals.values()].length).toBeGreaterThan(0);
-    expect(arrivals.has(String(refused.body.messageId))).toBe(false);
+    expect([...carol.receivedAt.values()].length).toBeGreaterThan(0);
+    expect(carol.receivedAt.has(String(refused.body.messageId))).toBe(false);
   });
 
   it('async with an Idempotency-Key: the replay answers the same queued send, and it goes once; a full queue answers 429', async () => {
@@ -197,7 +191,7 @@ describe('paced sends', { timeout: 240_000 }, () => {
     }
     const first = await arrived(ids[0] as string);
     await arrived(ids[1] as string);
-    expect(arrivals.has(ids[2] as string)).toBe(false);
+    expect(carol.receivedAt.has(ids[2] as string)).toBe(false);
     const third = await arrived(ids[2] as string);
     expect(third - first).toBeGreaterThanOrEqual(60_000 - JITTER_MS);
   });
