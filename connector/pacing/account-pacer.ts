@@ -240,8 +240,16 @@ export class AccountPacer {
     }
     // Stopped meanwhile: the session is leaving, the send is the next owner's.
     if (this.stopped) return undefined;
+    const drawn = this.gap;
+    const last = this.counts.lastSentAt;
+    const handedAt = Date.now();
     const claimed = await this.deps.send(head.send);
     if (claimed) {
+      // The pause kept since the last send ended, against the one drawn (bench/pacing.ts reads it).
+      this.log.info(
+        { messageId: head.messageId, ...(drawn !== undefined && last !== undefined ? { gapDrawnMs: drawn, gapMs: handedAt - last } : {}) },
+        'paced send handed to WhatsApp',
+      );
       this.counts = withSend(this.counts, Date.now(), this.newChat.get(head.ticket) ?? false);
       this.gap = undefined;
     } else if (head.async) {

@@ -16,7 +16,7 @@ import { startGateway, type Gateway } from './support/gateway.js';
  * hand-over, every queued send reaches the phone exactly once, in order, its gap kept.
  */
 const GAP = { min: 500, max: 600 };
-const JITTER_MS = 50;
+const JITTER_MS = 100;
 
 describe('paced sends across connector restarts', { timeout: 240_000 }, () => {
   let gw: Gateway;
