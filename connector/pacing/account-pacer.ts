@@ -40,6 +40,8 @@ export interface AccountPacerDeps {
 
 /** While its account is not connected (a drop, a hand-over), the head of the queue is looked at again this often: memory only. */
 const NOT_CONNECTED_RETRY_MS = 1_000;
+/** The timer fires this long before the turn: the reads before a send are done by then, and the send goes at its turn. */
+const LEAD_MS = 100;
 /** After a failed DynamoDB request: the queue stays, and is tried again. */
 const ERROR_RETRY_MS = 5_000;
 
@@ -67,6 +69,10 @@ export class AccountPacer {
   private sends: QueuedSend[] = [];
   private readonly seen = new Set<number>();
   private readonly newChat = new Map<number, boolean>();
+  /** Chats known to have messages: no read to ask again. */
+  private readonly knownChats = new Set<string>();
+  /** Sends read back from DynamoDB when the account was taken: their record is looked at first. */
+  private readonly replayed = new Set<number>();
   private counts: SendCounts = emptyCounts();
   /** The gap before the next send, drawn once per send. */
   private gap: number | undefined;
@@ -122,7 +128,10 @@ export class AccountPacer {
       const { state, sends } = await loadSendQueue(this.deps.table, this.accountId);
       if (this.stopped) return;
       this.counts = countsOf(state);
-      for (const send of sends) this.add(send);
+      for (const send of sends) {
+        if (!this.seen.has(send.ticket)) this.replayed.add(send.ticket);
+        this.add(send);
+      }
       if (waiting(state) !== sends.length) await correctWaiting(this.deps.table, this.accountId, state.enqueued, sends.length);
       if (sends.length > 0) this.log.info({ queued: sends.length }, 'queued sends replayed');
       this.loaded = true;
@@ -143,7 +152,7 @@ export class AccountPacer {
     this.timer = undefined;
     const head = this.sends[0];
     if (!head) return;
-    const wait = delayMs ?? Math.max(0, this.typingStart(head, this.turnOf(head)) - Date.now());
+    const wait = delayMs ?? Math.max(0, this.typingStart(head, this.turnOf(head)) - LEAD_MS - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.running = this.turn().finally(() => {
@@ -205,21 +214,29 @@ export class AccountPacer {
     const { table } = this.deps;
     const session = this.deps.session(this.accountId);
     if (!session) return NOT_CONNECTED_RETRY_MS;
-    const record = await findOutbound(table, this.accountId, head.messageId);
-    if (record?.status === 'sending') {
-      // Claimed by a connector that stopped mid-send: the send path resolves it, never sends it again.
-      await this.deps.send(head.send);
-      this.counts = withSend(this.counts, record.claimedAt ?? Date.now(), false);
-      return this.leave(head, true);
-    }
-    if (record?.status !== 'pending') {
+    const typing = this.typingFor(head);
+    // A replayed send may have been claimed, sent or cancelled before; a fresh one is looked at
+    // only before "typing…" (never shown for a cancelled send). Otherwise the send path's own read
+    // of the record decides (a cancelled send is not claimed), and the happy path pays no extra read.
+    if (this.replayed.has(head.ticket) || typing > 0) {
+      const record = await findOutbound(table, this.accountId, head.messageId);
+      if (record?.status === 'sending') {
+        // Claimed by a connector that stopped mid-send: the send path resolves it, never sends it again.
+        await this.deps.send(head.send);
+        this.counts = withSend(this.counts, record.claimedAt ?? Date.now(), false);
+        return this.leave(head, true);
+      }
       // Cancelled, failed at its deadline by the API, or sent before a crash: it leaves the queue.
-      return this.leave(head, false);
+      if (record?.status !== 'pending') return this.leave(head, false);
+      this.replayed.delete(head.ticket);
     }
     if (session.status !== 'connected') return NOT_CONNECTED_RETRY_MS;
     const policy = this.policy();
+    const jid = head.send.payload.to;
     if (policy && !this.newChat.has(head.ticket)) {
-      this.newChat.set(head.ticket, await this.deps.isNewChat(this.accountId, head.send.payload.to));
+      const isNew = !this.knownChats.has(jid) && (await this.deps.isNewChat(this.accountId, jid));
+      this.newChat.set(head.ticket, isNew);
+      if (!isNew) this.knownChats.add(jid);
     }
     const turn = this.turnOf(head);
     if (!head.async && turn > head.deadline - CLAIM_MARGIN_MS) {
@@ -227,16 +244,16 @@ export class AccountPacer {
       await failPendingOutboundPaused(table, this.accountId, head.messageId, RATE_LIMIT_DETAIL, turn);
       return this.leave(head, false);
     }
-    const typing = this.typingFor(head);
-    const typingFrom = turn - typing;
-    // Woken early (a send added, a pause, a change of settings): look again at the right time.
-    if (typingFrom > Date.now() + 5) return typingFrom - Date.now();
-    if (typing > 0) {
+    // Woken LEAD_MS early for the reads above; woken much earlier (a send added, a pause, a
+    // change of settings): look again at the right time.
+    const wait = turn - typing - Date.now();
+    if (wait > 2 * LEAD_MS) return wait - LEAD_MS;
+    await this.sleep(wait);
+    if (typing > 0 && !this.stopped) {
       // Shown for its whole time: a gap shorter than it makes the send wait for it.
       const sendAt = Math.max(turn, Date.now() + typing);
-      await session.typing(head.send.payload.to).catch((error: unknown) => this.log.debug({ err: error }, 'typing not shown'));
+      await session.typing(jid).catch((error: unknown) => this.log.debug({ err: error }, 'typing not shown'));
       await this.sleep(sendAt - Date.now());
-      if (this.stopped) return undefined;
     }
     // Stopped meanwhile: the session is leaving, the send is the next owner's.
     if (this.stopped) return undefined;
@@ -251,6 +268,7 @@ export class AccountPacer {
         'paced send handed to WhatsApp',
       );
       this.counts = withSend(this.counts, Date.now(), this.newChat.get(head.ticket) ?? false);
+      this.knownChats.add(jid);
       this.gap = undefined;
     } else if (head.async) {
       const after = await findOutbound(table, this.accountId, head.messageId);
@@ -277,6 +295,7 @@ export class AccountPacer {
     await removeQueuedSend(this.deps.table, this.accountId, head.ticket, counted ? this.counts : undefined);
     if (this.sends[0] === head) this.sends.shift();
     this.newChat.delete(head.ticket);
+    this.replayed.delete(head.ticket);
     return undefined;
   }
 }
