@@ -69,6 +69,8 @@ export class AccountPacer {
   private sends: QueuedSend[] = [];
   private readonly seen = new Set<number>();
   private readonly newChat = new Map<number, boolean>();
+  /** When each send joined the queue here (the gap log line compares it with the last send). */
+  private readonly addedAt = new Map<number, number>();
   /** Chats known to have messages: no read to ask again. */
   private readonly knownChats = new Set<string>();
   /** Sends read back from DynamoDB when the account was taken: their record is looked at first. */
@@ -103,6 +105,7 @@ export class AccountPacer {
   add(send: QueuedSend): void {
     if (this.seen.has(send.ticket)) return;
     this.seen.add(send.ticket);
+    this.addedAt.set(send.ticket, Date.now());
     const at = this.sends.findIndex((queued) => queued.ticket > send.ticket);
     if (at < 0) this.sends.push(send);
     else this.sends.splice(at, 0, send);
@@ -263,8 +266,10 @@ export class AccountPacer {
     const claimed = await this.deps.send(head.send);
     if (claimed) {
       // The pause kept since the last send ended, against the one drawn (bench/pacing.ts reads it).
+      // Only for a send that was waiting when its gap began: one queued later went when it came.
+      const waited = drawn !== undefined && last !== undefined && (this.addedAt.get(head.ticket) ?? 0) <= last;
       this.log.info(
-        { messageId: head.messageId, ...(drawn !== undefined && last !== undefined ? { gapDrawnMs: drawn, gapMs: handedAt - last } : {}) },
+        { messageId: head.messageId, ...(waited ? { gapDrawnMs: drawn, gapMs: handedAt - last } : {}) },
         'paced send handed to WhatsApp',
       );
       this.counts = withSend(this.counts, Date.now(), this.newChat.get(head.ticket) ?? false);
@@ -296,6 +301,7 @@ export class AccountPacer {
     if (this.sends[0] === head) this.sends.shift();
     this.newChat.delete(head.ticket);
     this.replayed.delete(head.ticket);
+    this.addedAt.delete(head.ticket);
     return undefined;
   }
 }
