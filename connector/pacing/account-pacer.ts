@@ -253,12 +253,12 @@ export class AccountPacer {
     // change of settings): look again at the right time.
     const wait = turn - typing - Date.now();
     if (wait > 2 * LEAD_MS) return wait - LEAD_MS;
-    await this.sleep(wait);
+    await this.sleepUntil(turn - typing);
     if (typing > 0 && !this.stopped) {
       // Shown for its whole time: a gap shorter than it makes the send wait for it.
       const sendAt = Math.max(turn, Date.now() + typing);
       await session.typing(jid).catch((error: unknown) => this.log.debug({ err: error }, 'typing not shown'));
-      await this.sleep(sendAt - Date.now());
+      await this.sleepUntil(sendAt);
     }
     // Stopped meanwhile: the session is leaving, the send is the next owner's.
     if (this.stopped) return undefined;
@@ -282,6 +282,11 @@ export class AccountPacer {
       if (after?.status === 'failed') this.deps.failedBeforeSend(this.accountId, head, after.reason ?? 'send failed');
     }
     return this.leave(head, claimed);
+  }
+
+  /** Waits until `at` (a timer may fire a millisecond early: it waits again), or less when stop() comes first. */
+  private async sleepUntil(at: number): Promise<void> {
+    while (!this.stopped && Date.now() < at) await this.sleep(Math.max(1, at - Date.now()));
   }
 
   /** Waits `ms`, or less when stop() comes first. */
