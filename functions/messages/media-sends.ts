@@ -48,7 +48,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
       try {
         const { to, caption, ptt, file } = requireMediaSendFields(kind, form.fields, form.file);
         // With a key, sendAndWait answers a replay before it checks the connection.
-        if (idempotencyKey === undefined) assertCanSend(account);
+        if (idempotencyKey === undefined) assertCanSend(services, account, sendOptionsOf(c, undefined));
         const s3Key = file.s3Key;
         if (!s3Key) throw new Error('the upload of a connected account was not stored');
         const fileName = file.fileName ?? (kind === 'document' ? caption : undefined);

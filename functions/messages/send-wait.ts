@@ -81,10 +81,13 @@ function assertNotPaused(account: Account, commandType: SendType): void {
   if (pause && isMessageSend(commandType)) throw new SendPausedError(pausedDetail(pause.reason), pause.until);
 }
 
-/** What a send route checks before its upload: connected, and its sending not paused. */
-export function assertCanSend(account: Account): void {
+/**
+ * What a send route checks before its upload: connected, and its sending not paused (an async
+ * send of a paced account is queued during a pause instead: docs/sending.md#paced-sends).
+ */
+export function assertCanSend(services: Services, account: Account, options: Pick<SendOptions, 'async'>): void {
   assertConnected(account);
-  assertNotPaused(account, 'send_media');
+  if (!(options.async && isPaced(services, account, 'send_media'))) assertNotPaused(account, 'send_media');
 }
 
 /**

@@ -42,7 +42,7 @@ export function stickerSendRoutes(services: Services): OpenAPIHono<AppEnv> {
       const { to } = readFields(form.fields);
       const file = form.file;
       if (!file || !to) throw new ValidationError('sticker and to are required');
-      if (idempotencyKey === undefined) assertCanSend(account);
+      if (idempotencyKey === undefined) assertCanSend(services, account, sendOptionsOf(c, undefined));
       const s3Key = file.s3Key;
       if (!s3Key) throw new Error('the upload of a connected account was not stored');
       const idempotency =
