@@ -210,8 +210,14 @@ describe('paced sends', { timeout: 240_000 }, () => {
 
   it('pacing off: Prefer: respond-async is ignored and the send answers 200 at once; unknown accounts are 404', async () => {
     await link('paceoff', '15550800007', { sendPolicy: { enabled: false } });
+    // A paced account of the same shard queue with a send held for two minutes holds up nobody.
+    const held = await sendAsync('pacedave', 'held for its gap');
+    expect(held.status).toBe(202);
+    const before = Date.now();
     const answer = await sendAsync('paceoff', 'unpaced');
     expect(answer.status).toBe(200);
+    expect(Date.now() - before).toBeLessThan(5_000);
+    expect((await api.call('DELETE', `/accounts/pacedave/outbox/${String(held.body.messageId)}`)).status).toBe(200);
     expect(answer.body).toEqual({ ok: true, messageId: expect.any(String) });
     expect(await outbox('paceoff')).toEqual([]);
     expect((await api.call('GET', '/accounts/nosuchpace/outbox')).body).toEqual({ ok: false, error: 'Account not found' });
