@@ -133,7 +133,8 @@ async function main(): Promise<void> {
   logger.level = 'silent';
   const dataDir = await mkdtemp(join(tmpdir(), 'wa-bench-'));
   const emulators = await startEmulators({ dataDir });
-  const config = loadConfig({ ...emulators.env, LOG_LEVEL: 'silent' });
+  // Unpaced accounts: this measures the API's own costs (docs/sending.md#paced-sends).
+  const config = loadConfig({ ...emulators.env, LOG_LEVEL: 'silent', SEND_PACING_DEFAULT: 'off' });
   const clients = createClients(config);
   await ensureResources(config, clients, logger);
   const api = await startApiServer({ config, clients, logger, port: 0, host: '127.0.0.1' });

@@ -125,7 +125,8 @@ async function main() {
   const sandbox = await startSandboxProcess();
   const sandboxEnv = sandbox.env;
   // The receiver below listens on 127.0.0.1.
-  const localReceiver = { WEBHOOK_ALLOW_PRIVATE: 'true' };
+  // The receiver below listens on 127.0.0.1. Accounts send unpaced: this measures the pipeline, not pacing.
+  const localReceiver = { WEBHOOK_ALLOW_PRIVATE: 'true', SEND_PACING_DEFAULT: 'off' };
   const config = loadConfig({ ...emulators.env, ...sandboxEnv, ...localReceiver, LOG_LEVEL: 'silent' });
   const clients = createClients(config);
   await ensureResources(config, clients, silent);

@@ -18,7 +18,8 @@ const silent = pino({ level: 'silent' });
 export async function startSandboxStack(extraEnv: Record<string, string> = {}) {
   const emulators = await startEmulators();
   const sandbox = await startSandboxProcess();
-  const env = { ...emulators.env, ...sandbox.env, ...extraEnv };
+  // Unpaced accounts unless a bench asks (docs/sending.md#paced-sends): benches measure other things.
+  const env = { ...emulators.env, ...sandbox.env, SEND_PACING_DEFAULT: 'off', ...extraEnv };
   const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
   const clients = createClients(config);
   await ensureResources(config, clients, silent);

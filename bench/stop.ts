@@ -112,7 +112,7 @@ async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promis
         WEBHOOK_QUEUE_NAME: `bench-stop-wh-${suffix}`,
         WEBHOOK_DLQ_NAME: `bench-stop-wh-${suffix}-dlq`,
       };
-      const config = loadConfig({ ...emulatorEnv, ...sandboxEnv, ...names, LOG_LEVEL: 'silent' });
+      const config = loadConfig({ ...emulatorEnv, ...sandboxEnv, ...names, LOG_LEVEL: 'silent', SEND_PACING_DEFAULT: 'off' });
       const clients = createClients(config);
       await ensureResources(config, clients, silent);
       const table = tableOf(config, clients);
@@ -122,7 +122,14 @@ async function stopWithWorkInFlight(emulatorEnv: Record<string, string>): Promis
       for (const id of accountIds) await createAccount(table, { id, collectionName: `auth_${id}`, status: 'connecting' });
 
       // The receiver is on loopback, which webhook targets may not be by default.
-      const connector = spawnConnector({ ...emulatorEnv, ...sandboxEnv, ...names, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE: 'true' });
+      const connector = spawnConnector({
+        ...emulatorEnv,
+        ...sandboxEnv,
+        ...names,
+        LOG_LEVEL: 'info',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        SEND_PACING_DEFAULT: 'off',
+      });
       await connector.waitForLine('the connector to start', (l) => l.msg === 'connector started', 120_000);
       await waitFor(
         'a QR for every account',

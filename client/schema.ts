@@ -411,6 +411,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/accounts/{accountId}/outbox': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The account's queued sends, in send order (paced sends) */
+    get: operations['listQueuedSends'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/accounts/{accountId}/outbox/{messageId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Cancel a queued send */
+    delete: operations['cancelQueuedSend'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/accounts/{accountId}/chats': {
     parameters: {
       query?: never;
@@ -996,6 +1030,17 @@ export interface components {
       ignoreGroups: boolean;
       /** @enum {string} */
       history: 'none' | 'recent' | 'full';
+    };
+    QueuedSend: {
+      messageId: string;
+      to: string;
+      /** @description text, reply, image, video, audio, document, reaction, delete, location, contact, poll, sticker, edit, forward */
+      type: string;
+      /** @enum {string} */
+      status: 'queued';
+      /** @description Unix ms: the earliest time the account's limits allowed it when queued */
+      notBefore: number;
+      createdAt: string;
     };
     Webhook: {
       /** @example wh_3q2-7wEeRkGkYpXz0aB1cQ */
@@ -1823,6 +1868,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -1850,6 +1897,23 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             messageId: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -1898,7 +1962,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -1915,6 +1988,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -1947,6 +2022,23 @@ export interface operations {
           };
         };
       };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
       /** @description Missing or invalid field */
       400: {
         headers: {
@@ -1992,7 +2084,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -2009,6 +2110,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -2040,87 +2143,8 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid field */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description An account key used outside its own account's routes (`Forbidden`) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Account not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Idempotency-Key reused with a different request */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
-      500: {
-        headers: {
-          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  deleteMessage: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
-        'idempotency-key'?: string;
-      };
-      path: {
-        accountId: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          to: string;
-          messageId: string;
-        };
-      };
-    };
-    responses: {
-      /** @description Done */
-      200: {
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
         headers: {
           [name: string]: unknown;
         };
@@ -2128,7 +2152,11 @@ export interface operations {
           'application/json': {
             /** @enum {boolean} */
             ok: true;
-            message: string;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -2177,7 +2205,136 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      500: {
+        headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deleteMessage: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
+        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          to: string;
+          messageId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Done */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            message: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
+      /** @description Missing or invalid field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -2194,6 +2351,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -2226,98 +2385,8 @@ export interface operations {
           };
         };
       };
-      /** @description Malformed multipart body, missing field, bad JID, bad ptt or wrong file type */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description An account key used outside its own account's routes (`Forbidden`) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Account not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Idempotency-Key reused with a different request */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description File too large (max 50 MB) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
-      500: {
-        headers: {
-          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  sendVideo: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
-        'idempotency-key'?: string;
-      };
-      path: {
-        accountId: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: {
-      content: {
-        'multipart/form-data': {
-          /** Format: binary */
-          video: Blob;
-          to: string;
-          caption?: string;
-        };
-      };
-    };
-    responses: {
-      /** @description Sent */
-      200: {
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
         headers: {
           [name: string]: unknown;
         };
@@ -2326,6 +2395,10 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -2383,7 +2456,147 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      500: {
+        headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  sendVideo: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
+        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'multipart/form-data': {
+          /** Format: binary */
+          video: Blob;
+          to: string;
+          caption?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Sent */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
+      /** @description Malformed multipart body, missing field, bad JID, bad ptt or wrong file type */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description File too large (max 50 MB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -2400,6 +2613,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -2433,98 +2648,8 @@ export interface operations {
           };
         };
       };
-      /** @description Malformed multipart body, missing field, bad JID, bad ptt or wrong file type */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description An account key used outside its own account's routes (`Forbidden`) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Account not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Idempotency-Key reused with a different request */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description File too large (max 50 MB) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
-      500: {
-        headers: {
-          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  sendDocument: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
-        'idempotency-key'?: string;
-      };
-      path: {
-        accountId: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: {
-      content: {
-        'multipart/form-data': {
-          /** Format: binary */
-          document: Blob;
-          to: string;
-          caption?: string;
-        };
-      };
-    };
-    responses: {
-      /** @description Sent */
-      200: {
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
         headers: {
           [name: string]: unknown;
         };
@@ -2533,6 +2658,10 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -2590,7 +2719,147 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      500: {
+        headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  sendDocument: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
+        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'multipart/form-data': {
+          /** Format: binary */
+          document: Blob;
+          to: string;
+          caption?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Sent */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
+      /** @description Malformed multipart body, missing field, bad JID, bad ptt or wrong file type */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description File too large (max 50 MB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -2607,6 +2876,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -2640,89 +2911,8 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid field */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description An account key used outside its own account's routes (`Forbidden`) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Account (or, for edit and forward, message) not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Idempotency-Key reused with a different request */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
-      500: {
-        headers: {
-          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  sendContacts: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
-        'idempotency-key'?: string;
-      };
-      path: {
-        accountId: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          to: string;
-          contacts: unknown;
-        } & {
-          [key: string]: unknown;
-        };
-      };
-    };
-    responses: {
-      /** @description Sent */
-      200: {
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
         headers: {
           [name: string]: unknown;
         };
@@ -2731,6 +2921,10 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -2779,7 +2973,138 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      500: {
+        headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  sendContacts: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
+        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          to: string;
+          contacts: unknown;
+        } & {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Sent */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
+      /** @description Missing or invalid field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account (or, for edit and forward, message) not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -2796,6 +3121,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -2829,6 +3156,23 @@ export interface operations {
           };
         };
       };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
       /** @description Missing or invalid field */
       400: {
         headers: {
@@ -2874,7 +3218,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -2891,6 +3244,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -2922,87 +3277,8 @@ export interface operations {
           };
         };
       };
-      /** @description Missing or invalid field */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description An account key used outside its own account's routes (`Forbidden`) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Account (or, for edit and forward, message) not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description Idempotency-Key reused with a different request */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
-      500: {
-        headers: {
-          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
-          'Retry-After'?: number;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  forwardMessage: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
-        'idempotency-key'?: string;
-      };
-      path: {
-        accountId: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': {
-          to: string;
-          messageId: string;
-        };
-      };
-    };
-    responses: {
-      /** @description Sent */
-      200: {
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
         headers: {
           [name: string]: unknown;
         };
@@ -3011,6 +3287,10 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -3059,7 +3339,136 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      500: {
+        headers: {
+          /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  forwardMessage: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
+        /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          to: string;
+          messageId: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Sent */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
+          };
+        };
+      };
+      /** @description Missing or invalid field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account (or, for edit and forward, message) not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Idempotency-Key reused with a different request */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
@@ -3076,6 +3485,8 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
+        /** @description `respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline */
+        prefer?: string;
         /** @description Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again. */
         'idempotency-key'?: string;
       };
@@ -3104,6 +3515,23 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             messageId: string;
+          };
+        };
+      };
+      /** @description Queued (`Prefer: respond-async`, paced account); `message.status` events follow */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            messageId: string;
+            /** @enum {string} */
+            status: 'queued';
+            /** @description Unix ms: the earliest time the account's limits allow it, its random gap not included */
+            notBefore: number;
           };
         };
       };
@@ -3161,11 +3589,136 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description internal_error: not connected, refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
+      /** @description send queue full (async sends only): `sendPolicy.queueLimit` sends wait already */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected, a paced send whose turn comes after its deadline (`detail` `send rate limit`, with `retryAfter` and `Retry-After`; nothing is queued), refused by WhatsApp (`detail` names its error, e.g. `WhatsApp refused the send: reachout_timelock (463)`), sending paused after such a refusal (`detail` `sending paused: <reason>`, with `retryAfter` and `Retry-After`), rejected or timed out */
       500: {
         headers: {
           /** @description Sent with a send refused because the account's sending is paused: seconds until it may be tried again */
           'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listQueuedSends: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Queued sends */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            sends: components['schemas']['QueuedSend'][];
+          };
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  cancelQueuedSend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+        messageId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Send cancelled */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            message: string;
+          };
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found, or Send not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Send already started */
+      409: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

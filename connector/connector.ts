@@ -28,6 +28,9 @@ import { shardOf } from '../core/shards.js';
 import type { InboundHandlers } from './session/event-dispatcher.js';
 import { sessionEvents } from './session/session-events.js';
 import { SessionRegistry } from './session/session-registry.js';
+import { Pacer, pacedSessionOf } from './pacing/pacer.js';
+import { pacingHandlers } from './commands/pacing-handlers.js';
+import { runCommand } from './commands/outcome.js';
 import { startWebhookDelivery } from './webhooks/delivery-worker.js';
 import type { EventPublisher } from './inbound/event-publisher.js';
 import { WaVersionKeeper } from './wa-version/wa-version-keeper.js';
@@ -132,6 +135,22 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   const waVersion = await WaVersionKeeper.start({ table, logger, ...waVersionSourcesFrom(config, network.mode) });
   const events = sessionEvents(publisher, logger);
   const sendPauses = new SendPauses({ table, events, logger, minMs: config.SEND_PAUSE_MIN_MS });
+  // Sends claimed by the send path, so that the pacer counts the ones it handed to WhatsApp.
+  const claimed = new Set<string>();
+  let handlers: CommandHandlers | undefined;
+  const pacer = new Pacer({
+    table,
+    logger,
+    events: publisher,
+    session: (accountId) => pacedSessionOf(registry.get(accountId)),
+    async send(send) {
+      if (!handlers) throw new Error('the command handlers are not ready');
+      claimed.delete(send.payload.messageId);
+      await runCommand(handlers, send);
+      return claimed.delete(send.payload.messageId);
+    },
+    pausedUntil: (accountId) => sendPauses.active(accountId)?.until,
+  });
   const registry = new SessionRegistry({
     table,
     network,
@@ -144,6 +163,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     waVersion,
     isMine,
     pacing: config.SEND_PACING_DEFAULT === 'on',
+    pacer,
   });
   // Sockets first: the shard balancer's own listener (below) then stops the shards' commands.
   heartbeat.onLost((why) => {
@@ -157,7 +177,6 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     config.METRICS_PORT === undefined ? undefined : await startMetricsServer(metrics.registry, config.METRICS_PORT, config.HOST);
   if (metricsServer) logger.info({ url: metricsServer.url }, 'metrics served');
 
-  await registry.begin();
   const sendDeps = {
     table,
     mediaStore,
@@ -168,12 +187,14 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     ackWaitMs: config.SEND_ACK_WAIT_MS,
     sendPauses,
+    onClaimed: (messageId: string) => claimed.add(messageId),
   };
-  const handlers: CommandHandlers = metrics.wrapHandlers({
+  handlers = metrics.wrapHandlers({
     ...lifecycleHandlers({ table, mediaStore, registry, ownership, logger }),
     ...sendHandlers(sendDeps),
     ...pairingHandlers({ table, registry, ownership, logger }),
     ...kindHandlers(sendDeps),
+    ...pacingHandlers({ pacer, ownership }),
     ...groupHandlers({
       table,
       registry,
@@ -182,6 +203,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
       waitForConnectedMs: deps.sendWaitForConnectedMs ?? Math.min(10_000, config.SEND_TIMEOUT_MS / 2),
     }),
   });
+  // After the handlers: resumed sessions replay their queued sends through them.
+  await registry.begin();
   // A wake-up saying shards were handed here runs a balancing round at once; one that comes
   // while the first round still resumes accounts waits for the balancer to exist.
   let balancer: ShardBalancer | undefined;

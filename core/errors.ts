@@ -36,6 +36,11 @@ export class PayloadTooLargeError extends DomainError {
   override name = 'PayloadTooLargeError';
 }
 
+/** 429: a paced account's queue holds `sendPolicy.queueLimit` sends already (async sends only). */
+export class SendQueueFullError extends DomainError {
+  override name = 'SendQueueFullError';
+}
+
 /**
  * A send or media operation that could not be done; answered as 500 `internal_error`, with the
  * message as `detail`.
@@ -60,8 +65,10 @@ export class SendOutcomeUnknownError extends OperationFailedError {
 }
 
 /**
- * The account's sending is paused after WhatsApp refused a send (core/send-pause.ts): 500
- * `internal_error` like any failed send, plus `retryAfter` and `Retry-After` from `until`.
+ * A send that may not go before `until`: the account's sending is paused after WhatsApp refused
+ * a send (core/send-pause.ts), or a plain send of a paced account whose turn comes after its
+ * deadline (`send rate limit`, docs/sending.md#paced-sends). 500 `internal_error` like any failed
+ * send, plus `retryAfter` and `Retry-After` from `until`.
  */
 export class SendPausedError extends OperationFailedError {
   override name = 'SendPausedError';

@@ -181,3 +181,16 @@ export const groupRequestKey = (accountId: string, commandId: string): Key => ({
   pk: accountPartition(accountId),
   sk: `GROUPREQ#${commandId}`,
 });
+
+/**
+ * Paced sends (core/store/send-queue.ts): the account's send counts and queue tickets under
+ * `PACE`, each queued send under `PACE#Q#<ticket>` (zero-padded, so key order is send order).
+ * One prefix: a connector taking the account reads both with one Query.
+ */
+export const PACE_SK_PREFIX = 'PACE';
+export const paceKey = (accountId: string): Key => ({ pk: accountPartition(accountId), sk: PACE_SK_PREFIX });
+export const QUEUED_SEND_SK_PREFIX = 'PACE#Q#';
+export const queuedSendKey = (accountId: string, ticket: number): Key => ({
+  pk: accountPartition(accountId),
+  sk: `${QUEUED_SEND_SK_PREFIX}${String(ticket).padStart(12, '0')}`,
+});

@@ -50,3 +50,30 @@ export function forwardMoves(from: MessageStatus | undefined, moves: readonly St
   }
   return applied;
 }
+
+/**
+ * The `message.status` event of a paced send that has no stored message yet
+ * (docs/sending.md#paced-sends): `queued` when the connector takes it into the account's queue,
+ * `failed` with `error` when it fails before WhatsApp has it. Same ids as the other moves, so a
+ * repeat is one event.
+ */
+export function queuedSendEventFor(
+  accountId: string,
+  send: { messageId: string; chatId: string },
+  move: { status: 'queued' } | { status: 'failed'; error: string },
+  now = Date.now(),
+): WebhookEvent {
+  return {
+    eventId: `${accountId}:${send.messageId}:status:${move.status}`,
+    accountId,
+    event: 'message.status',
+    body: {
+      messageId: send.messageId,
+      chatId: send.chatId,
+      status: move.status,
+      timestamp: now,
+      ...('error' in move ? { error: move.error } : {}),
+    },
+    createdAt: now,
+  };
+}

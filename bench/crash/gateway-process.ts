@@ -80,6 +80,8 @@ export async function startGatewayProcess(home: GatewayHome): Promise<GatewayPro
       HOST: '127.0.0.1',
       DATA_DIR: home.dataDir,
       LOG_LEVEL: home.logLevel,
+      // Unpaced accounts: the crash bench measures durability, not pacing (docs/sending.md#paced-sends).
+      SEND_PACING_DEFAULT: 'off',
       ...home.networkEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,8 +6,8 @@ import { startPollLoop } from '../../core/poll-loop.js';
 import { MAX_RECEIVE_COUNT } from '../../core/resources.js';
 import { startVisibilityHeartbeat } from '../../core/visibility-heartbeat.js';
 import { withTimeout } from '../../core/with-timeout.js';
-import type { CommandHandler, CommandHandlers, CommandOutcome } from './outcome.js';
-import { retryLater } from './outcome.js';
+import type { CommandHandlers, CommandOutcome } from './outcome.js';
+import { retryLater, runCommand } from './outcome.js';
 
 export interface ConsumerDeps {
   queues: Pick<
@@ -63,12 +63,6 @@ const DEFAULT_DRAIN_MS = 6_000;
 /** Pause after a failed receive (queue unreachable) before polling again. */
 const RECEIVE_ERROR_PAUSE_MS = 1_000;
 
-function dispatch(handlers: CommandHandlers, command: Command): Promise<CommandOutcome> {
-  // The map is keyed by the same literal as the union, so the handler fits its command.
-  const handler = handlers[command.type] as CommandHandler<typeof command.type>;
-  return handler(command as never);
-}
-
 /**
  * Long-polls the command queue and runs each command through the handler of its type. Commands
  * of one account (one FIFO message group) run one after another in queue order; different
@@ -106,7 +100,7 @@ export function startCommandConsumer(deps: ConsumerDeps): CommandConsumer {
       outcome = { kind: 'done', note: 'invalid account id' };
     } else {
       try {
-        outcome = await dispatch(handlers, command);
+        outcome = await runCommand(handlers, command);
       } catch (error) {
         log.error({ err: error }, 'command failed');
         outcome = retryLater(ERROR_RETRY_SECONDS, error instanceof Error ? error.message : String(error));

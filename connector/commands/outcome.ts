@@ -1,4 +1,4 @@
-import type { CommandOf, CommandType } from '../../core/schemas/command.js';
+import type { Command, CommandOf, CommandType } from '../../core/schemas/command.js';
 
 /**
  * What handling a command came to. `done`: remove it from the queue (it succeeded, failed for
@@ -20,7 +20,14 @@ export const retryLater = (delaySeconds: number, reason: string): CommandOutcome
 
 export const notOurs = (): CommandOutcome => ({ kind: 'not_ours' });
 
-export type CommandHandler<T extends CommandType> = (command: CommandOf<T>) => Promise<CommandOutcome>;
+type CommandHandler<T extends CommandType> = (command: CommandOf<T>) => Promise<CommandOutcome>;
 
 /** One plain handler per command type. */
 export type CommandHandlers = { [T in CommandType]: CommandHandler<T> };
+
+/** The command through the handler of its type. */
+export function runCommand(handlers: CommandHandlers, command: Command): Promise<CommandOutcome> {
+  // The map is keyed by the same literal as the union, so the handler fits its command.
+  const handler = handlers[command.type] as CommandHandler<typeof command.type>;
+  return handler(command as never);
+}

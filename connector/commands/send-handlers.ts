@@ -31,6 +31,8 @@ export interface SendDeps {
   ackWaitMs: number;
   /** The accounts' send pauses after WhatsApp's refusals (send-pauses.ts). */
   sendPauses: SendPauses;
+  /** Told of each send claimed (about to be handed to WhatsApp): the pacer counts those (connector/pacing/). */
+  onClaimed?: (messageId: string) => void;
 }
 
 /** A send that cannot be done; the message becomes the outbound `reason` (the API's `detail`). */
@@ -181,7 +183,10 @@ export function sendRunner(deps: SendDeps) {
       discard: ({ prepared }) => {
         if ('release' in prepared) prepared.release?.();
       },
-      run: (claimed) => sendClaimed(deps, log, command, claimed),
+      run: (claimed) => {
+        deps.onClaimed?.(messageId);
+        return sendClaimed(deps, log, command, claimed);
+      },
     });
   };
 }

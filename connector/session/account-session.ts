@@ -25,6 +25,7 @@ import { GroupMetadataCache } from './group-metadata.js';
 import { ContactBook } from './contact-book.js';
 import { GroupSubjects } from './group-subjects.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
+import { writeLinkedAt } from '../../core/store/accounts.js';
 import { inboundContextOf, ownSendsCache, sendHandleOf, type ContextParts, type SendHandle } from './send-handle.js';
 import { sentMessageLookup } from './sent-content.js';
 import { socketCaches } from './socket-caches.js';
@@ -54,6 +55,8 @@ export interface AccountSessionDeps {
   settings: AccountSettings;
   /** Whether the account's sending is paused now (WhatsApp refused a send); none: never paused. */
   sendingPaused?: () => boolean;
+  /** When the device was linked, as stored (absent: linked before it was recorded). */
+  linkedAt?: number | undefined;
 }
 
 /** The status a stopped session leaves on the account, and why. */
@@ -104,6 +107,8 @@ export class AccountSession {
   private readonly closing: ClosingSession;
   /** The account's settings now: read where they apply (the inbound context, calls), so a change applies to what comes next. */
   private settings: AccountSettings;
+  /** When the device was linked: the warm-up of paced sends counts from it (connector/pacing/). */
+  private linkedAtMs: number | undefined;
   private readonly onCalls: ReturnType<typeof callHandler>;
   /**
    * The current socket's network: the proxy of the settings when it was opened (a new proxy
@@ -117,6 +122,7 @@ export class AccountSession {
     this.accountId = deps.accountId;
     this.currentStatus = deps.recordedStatus;
     this.settings = deps.settings;
+    this.linkedAtMs = deps.linkedAt;
     this.socketNetwork = { network: deps.network };
     this.log = deps.logger.child({ accountId: deps.accountId });
     const { accountId, table, network, waVersion, inbound, events, printTerminalQr, statusWriter } = deps;
@@ -165,6 +171,15 @@ export class AccountSession {
 
   get status(): AccountStatus {
     return this.currentStatus;
+  }
+
+  /** The account's settings now (the pacer reads `sendPolicy` before each send). */
+  get currentSettings(): AccountSettings {
+    return this.settings;
+  }
+
+  get linkedAt(): number | undefined {
+    return this.linkedAtMs;
   }
 
   /** The socket while the session is `connected`, otherwise undefined. */
@@ -360,6 +375,10 @@ export class AccountSession {
     }
     if (update.isNewLogin && !isWindingDown(this.lifecycle)) {
       this.log.info('QR scanned: device linked, restarting the connection to log in');
+      this.linkedAtMs = Date.now();
+      await writeLinkedAt(this.deps.table, this.accountId, this.linkedAtMs).catch((error: unknown) =>
+        this.log.error({ err: error }, 'storing the link time failed; the warm-up counts from the session start'),
+      );
       await this.move('connecting');
     }
     // A socket that opens while the connector stops is not used: it is closed with the rest.

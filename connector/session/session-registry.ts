@@ -30,6 +30,8 @@ export interface SessionRegistryDeps {
   pacing?: boolean;
   /** Takes the send pause stored with an account whose session starts here (commands/send-pauses.ts). */
   sendPauses?: { load(accountId: string, stored: Account['sendPause']): void; active(accountId: string): unknown };
+  /** The paced sends of the accounts running here (connector/pacing/pacer.ts). */
+  pacer?: { started(accountId: string): void; stopped(accountId: string): Promise<void>; loggedOut(accountId: string): void };
 }
 
 /** What `refreshSettings` found. */
@@ -177,6 +179,7 @@ export class SessionRegistry {
         recordedStatus: reason === 'connect' ? 'connecting' : account.status,
         settings: settingsOf(account, this.deps.pacing ?? true),
         sendingPaused: () => this.deps.sendPauses?.active(accountId) !== undefined,
+        linkedAt: account.linkedAt,
         statusWriter: this.statusWriter,
         waVersion: this.deps.waVersion,
         onEnded: (id, why) => void this.onSessionEnded(id, session, why),
@@ -184,10 +187,13 @@ export class SessionRegistry {
       this.sessions.set(accountId, session);
       // From the read that starts the session: the pause costs no request of its own.
       this.deps.sendPauses?.load(accountId, account.sendPause);
+      // Its queued sends, replayed on every taking of the account (connector/pacing/).
+      this.deps.pacer?.started(accountId);
       try {
         await session.start(reason);
       } catch (error) {
         this.sessions.delete(accountId);
+        await this.deps.pacer?.stopped(accountId);
         await session.stop().catch(() => undefined);
         await this.deps.ownership.release(accountId);
         throw error;
@@ -319,7 +325,8 @@ export class SessionRegistry {
   private async onSessionEnded(accountId: string, session: AccountSession, why: SessionEndReason) {
     await this.perAccount
       .run(accountId, async () => {
-        await this.remove(accountId, { close: 'ended', release: why !== 'account_deleted', onlyIf: session });
+        const removed = await this.remove(accountId, { close: 'ended', release: why !== 'account_deleted', onlyIf: session });
+        if (removed && why === 'logged_out') this.deps.pacer?.loggedOut(accountId);
       })
       .catch((error: unknown) => this.deps.logger.error({ err: error, accountId }, 'ending session failed'));
   }
@@ -398,6 +405,10 @@ export class SessionRegistry {
   private async remove(accountId: string, removal: Removal): Promise<boolean> {
     const session = this.sessions.get(accountId);
     if (!session || (removal.onlyIf && removal.onlyIf !== session)) return false;
+    // A paced send under way finishes first, as commands under way do, while the session is
+    // still there for it (found gone, the send would fail as "not connected").
+    await this.deps.pacer?.stopped(accountId);
+    if (this.sessions.get(accountId) !== session) return false;
     this.sessions.delete(accountId);
     const final = typeof removal.final === 'function' ? removal.final(session) : removal.final;
     if (removal.close === 'logout') await session.logoutAndStop();

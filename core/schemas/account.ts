@@ -39,6 +39,8 @@ export const accountSchema = z.object({
   lastDisconnect: lastDisconnectSchema.optional(),
   /** WhatsApp's last refusal pause (core/send-pause.ts), kept after it ended for the doubling. */
   sendPause: storedSendPauseSchema.optional(),
+  /** Unix ms the device was last linked (a QR or pairing code): the warm-up of paced sends counts from it. */
+  linkedAt: z.number().int().optional(),
   createdAt: z.string(),
   lastUpdate: z.string(),
   /**

@@ -152,6 +152,50 @@ const groupCommandSchema = z.object({
  */
 const socketQueryCommandSchema = z.object({ ...base, type: z.literal('socket_query'), payload: socketQuerySchema });
 
+/** The message sends a paced account queues (docs/sending.md#paced-sends): every send of a message. */
+const pacedSendCommandSchema = z.discriminatedUnion('type', [
+  sendTextCommandSchema,
+  sendReplyCommandSchema,
+  sendMediaCommandSchema,
+  sendReactionCommandSchema,
+  deleteMessageCommandSchema,
+  sendLocationCommandSchema,
+  sendContactCommandSchema,
+  sendPollCommandSchema,
+  sendStickerCommandSchema,
+  editMessageCommandSchema,
+  forwardMessageCommandSchema,
+]);
+export type PacedSendCommand = z.infer<typeof pacedSendCommandSchema>;
+
+/**
+ * A send waiting in a paced account's queue (core/store/send-queue.ts), as stored and as the
+ * `send_queued` command hands it to the connector: the send's own command, its place in the
+ * queue (`ticket`), its deadline (a plain send's SEND_TIMEOUT_MS; an async one's much later) and
+ * what the API answered.
+ */
+export const queuedSendSchema = z.object({
+  ticket: z.number().int().positive(),
+  messageId: z.string(),
+  send: pacedSendCommandSchema,
+  /** ISO time the API queued it. */
+  createdAt: z.string(),
+  /** Unix ms: the earliest time the limits allowed it when queued (its gap not included). */
+  notBefore: z.number().int(),
+  /** Unix ms: claimed by then or never sent (the outbound record's deadline). */
+  deadline: z.number().int(),
+  /** Queued with `Prefer: respond-async`: nobody waits for it. */
+  async: z.boolean(),
+});
+export type QueuedSend = z.infer<typeof queuedSendSchema>;
+
+/**
+ * A send was queued for a paced account: the connector running it takes it into the account's
+ * pacer at once and acks (connector/pacing/). The send itself goes in its turn, never holding up
+ * the shard's queue.
+ */
+const sendQueuedCommandSchema = z.object({ ...base, type: z.literal('send_queued'), payload: queuedSendSchema });
+
 export const commandSchema = z.discriminatedUnion('type', [
   connectCommandSchema,
   disconnectCommandSchema,
@@ -173,6 +217,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   sendPresenceCommandSchema,
   groupCommandSchema,
   socketQueryCommandSchema,
+  sendQueuedCommandSchema,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];

@@ -23,6 +23,13 @@ export const outboundSchema = z.object({
    * written before deadlines existed reads as long past its deadline.
    */
   deadline: z.number().int().default(0),
+  /**
+   * A paced send (docs/sending.md#paced-sends): the earliest time the account's limits allowed
+   * it when it was queued (Unix ms), and `async` when the client asked not to wait
+   * (`Prefer: respond-async`): an Idempotency-Key replay answers it as queued again.
+   */
+  notBefore: z.number().int().optional(),
+  async: z.boolean().optional(),
   /** Unix ms of the connector's claim. */
   claimedAt: z.number().int().optional(),
   /** Epoch seconds: DynamoDB TTL removes the record a day later. */

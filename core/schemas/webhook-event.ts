@@ -43,7 +43,7 @@ const messageEventBodySchema = webhookPayloadSchema.extend({
   fromLid: z.string().optional(),
 });
 
-const deliveryStatusSchema = z.enum(['sent', 'delivered', 'read', 'played', 'failed']);
+const deliveryStatusSchema = z.enum(['queued', 'sent', 'delivered', 'read', 'played', 'failed']);
 
 /**
  * The body of each event besides `event` and `accountId`, which every body carries and which
@@ -51,7 +51,14 @@ const deliveryStatusSchema = z.enum(['sent', 'delivered', 'read', 'played', 'fai
  */
 const webhookEventBodySchemas = {
   message: messageEventBodySchema.omit({ accountId: true }),
-  'message.status': z.object({ messageId: z.string(), chatId: z.string(), status: deliveryStatusSchema, timestamp: z.number().int() }),
+  'message.status': z.object({
+    messageId: z.string(),
+    chatId: z.string(),
+    status: deliveryStatusSchema,
+    timestamp: z.number().int(),
+    /** Why a queued send failed before it reached WhatsApp (docs/sending.md#paced-sends). */
+    error: z.string().optional(),
+  }),
   'message.reaction': z.object({
     messageId: z.string(),
     chatId: z.string(),

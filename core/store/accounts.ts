@@ -6,7 +6,7 @@ import type { AccountSettings } from '../schemas/settings.js';
 import type { StoredSendPause } from '../send-pause.js';
 import { backfillCollectionClaims, claimCollection, collectionHolder } from './collection-claims.js';
 import { ALL, gsi1CursorPage, queryGsi1 } from './paging.js';
-import { ITEM_ABSENT, ITEM_EXISTS, type Table } from './table.js';
+import { ITEM_ABSENT, ITEM_EXISTS, writeIfCondition, type Table } from './table.js';
 
 export interface NewAccount {
   id: string;
@@ -160,6 +160,24 @@ export async function writeSendPause(table: Table, accountId: string, pause: Sto
     if (isConditionalCheckFailed(error)) throw new NotFoundError('Account not found', { cause: error });
     throw error;
   }
+}
+
+/**
+ * When the account's device was linked (a QR scanned, a pairing code entered): the warm-up of
+ * paced sends counts days from it (core/pacing/limits.ts). Written by the connector at the link.
+ */
+export async function writeLinkedAt(table: Table, accountId: string, linkedAt: number): Promise<void> {
+  await writeIfCondition(
+    table.doc.send(
+      new UpdateCommand({
+        TableName: table.name,
+        Key: accountKey(accountId),
+        UpdateExpression: 'SET linkedAt = :at',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeValues: { ':at': linkedAt },
+      }),
+    ),
+  );
 }
 
 /** Removes only the account record (see account-deletion.ts for everything else). */

@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { outboundKey } from '../keys.js';
 import { outboundSchema, type Outbound } from '../schemas/outbound.js';
 import { updateStatus } from './deadline-claim.js';
@@ -17,6 +17,8 @@ import type { Table } from './table.js';
  * send the API gave up on is never claimed, and a claimed send is never failed by the API.
  */
 
+const OUTBOUND_TTL_SECONDS = 24 * 60 * 60;
+
 /**
  * The live-request records (live-requests.ts), with a send's extra state: `unknown`, a claimed send
  * whose outcome was lost; still finished by sent or failed.
@@ -31,7 +33,7 @@ export const outboundRecords = liveRequestRecords<Outbound, { messageId: string;
   // Only a send's schema has `claimedAt`.
   stampClaimedAt: true,
   // Outbound records are only needed while a send is in flight and shortly after.
-  ttlSeconds: 24 * 60 * 60,
+  ttlSeconds: OUTBOUND_TTL_SECONDS,
 });
 
 /** Written by the function before the command is enqueued. */
@@ -43,6 +45,22 @@ export function putPendingOutbound(
   now = Date.now(),
 ): Promise<Outbound> {
   return outboundRecords.putPending(table, accountId, ids, deadline, now);
+}
+
+/**
+ * A paced send's record (docs/sending.md#paced-sends), written by the function before its ticket
+ * is taken: `pending` like any send, with its `notBefore`, and `async` when nobody waits for it.
+ * An async send's deadline is far (it waits its turn); its record lives a day past it.
+ */
+export async function putQueuedOutbound(
+  table: Table,
+  accountId: string,
+  record: { messageId: string; commandId: string; deadline: number; notBefore: number; async: boolean },
+  now = Date.now(),
+): Promise<void> {
+  const ttlFrom = Math.max(now, record.async ? record.deadline : now);
+  const item: Outbound = { ...record, status: 'pending', expiresAt: Math.floor(ttlFrom / 1000) + OUTBOUND_TTL_SECONDS };
+  await table.doc.send(new PutCommand({ TableName: table.name, Item: { ...outboundKey(accountId, record.messageId), ...item } }));
 }
 
 export function findOutbound(table: Table, accountId: string, messageId: string, consistent = true): Promise<Outbound | undefined> {

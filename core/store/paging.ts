@@ -83,8 +83,13 @@ export async function queryPartition(
 }
 
 /** Every item of one table partition whose sort key starts with `skPrefix` (all pages). */
-export async function queryPartitionPrefix(table: Table, pk: string, skPrefix: string): Promise<Record<string, unknown>[]> {
-  return queryPartitionItems(table, pk, { skPrefix });
+export async function queryPartitionPrefix(
+  table: Table,
+  pk: string,
+  skPrefix: string,
+  options: { consistent?: boolean } = {},
+): Promise<Record<string, unknown>[]> {
+  return queryPartitionItems(table, pk, { skPrefix, ...options });
 }
 
 async function queryPartitionItems(

@@ -203,7 +203,9 @@ export function SettingsPanel({ accountId }: { accountId: string }) {
           />
           Warm up a newly linked number
         </label>
-        <p class="muted small wide">Stored now; the gateway paces sends with them in a coming version.</p>
+        <p class="muted small wide">
+          Every message send waits its turn under these limits; a send that asks not to wait is queued and can be cancelled.
+        </p>
       </fieldset>
       <div class="controls">
         <button type="submit" disabled={busy}>

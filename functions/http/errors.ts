@@ -9,6 +9,7 @@ import {
   OperationFailedError,
   PayloadTooLargeError,
   SendPausedError,
+  SendQueueFullError,
   ValidationError,
 } from '../../core/errors.js';
 import { retryAfterSeconds } from '../../core/send-pause.js';
@@ -44,6 +45,9 @@ export function handleError(error: Error, c: Context<AppEnv>): Response {
   }
   if (error instanceof PayloadTooLargeError) {
     return c.json({ ok: false, error: error.message } satisfies ErrorBody, 413);
+  }
+  if (error instanceof SendQueueFullError) {
+    return c.json({ ok: false, error: error.message } satisfies ErrorBody, 429);
   }
   if (error instanceof SendPausedError) {
     log?.info({ detail: error.message }, 'send refused: sending paused');

@@ -46,6 +46,8 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /accounts/{accountId}/message/send/sticker': { operationId: 'sendSticker', tag: 'messages' },
   'POST /accounts/{accountId}/message/edit': { operationId: 'editMessage', tag: 'messages' },
   'POST /accounts/{accountId}/message/forward': { operationId: 'forwardMessage', tag: 'messages' },
+  'GET /accounts/{accountId}/outbox': { operationId: 'listQueuedSends', tag: 'messages' },
+  'DELETE /accounts/{accountId}/outbox/{messageId}': { operationId: 'cancelQueuedSend', tag: 'messages' },
   'GET /accounts/{accountId}/messages/{messageId}': { operationId: 'getMessage', tag: 'messages' },
   'GET /accounts/{accountId}/messages/{messageId}/media': { operationId: 'downloadMedia', tag: 'messages' },
 

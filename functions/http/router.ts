@@ -1,5 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Hono } from 'hono';
+import type { Hono, MiddlewareHandler } from 'hono';
 import type { Table } from '../../core/store/table.js';
 import { validationFailure } from './errors.js';
 import { knownAccount } from './known-account.js';
@@ -24,6 +24,8 @@ export interface KnownAccountPaths {
   table: Table;
   /** Hono patterns, any method: a request matching one but no route is looked up too. */
   paths: string[];
+  /** Middleware run after the look-up on the same paths (the send routes' 202, messages/async-sends.ts). */
+  afterLookUp?: MiddlewareHandler<AppEnv>;
 }
 
 /**
@@ -35,6 +37,8 @@ export function featureRouter(parts: Hono<AppEnv>[], knownAccountOn?: KnownAccou
   if (knownAccountOn) {
     const lookUp = knownAccount(knownAccountOn.table);
     for (const path of knownAccountOn.paths) router.use(path, lookUp);
+    const { afterLookUp } = knownAccountOn;
+    if (afterLookUp) for (const path of knownAccountOn.paths) router.use(path, afterLookUp);
   }
   for (const part of parts) router.route('/', part);
   return router;

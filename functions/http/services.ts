@@ -38,6 +38,8 @@ export interface AppEnv {
     log: Logger;
     /** Set by knownAccount on the routes that use it. */
     account?: Account;
+    /** Set by a send answered "queued" (messages/async-sends.ts): the answer becomes a 202. */
+    queuedSend?: { messageId: string; notBefore: number };
     /** Who is calling, set by authenticate (http/auth.ts) on every route that takes a key. */
     caller?: Caller;
   };

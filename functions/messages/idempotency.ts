@@ -13,7 +13,13 @@ export const IDEMPOTENCY_CONFLICT_ERROR = 'Idempotency-Key reused with a differe
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 
+/** The send routes' headers: Idempotency-Key, and Prefer for an async send (async-sends.ts). */
 export const idempotencyHeaders = z.object({
+  prefer: z.string().optional().openapi({
+    description:
+      '`respond-async`: a paced account queues the send and answers 202 with `notBefore` at once (docs/sending.md); without it a paced send waits for its turn within the deadline',
+    example: 'respond-async',
+  }),
   'idempotency-key': z.string().regex(PRINTABLE_ASCII, { error: IDEMPOTENCY_KEY_ERROR }).optional().openapi({
     description:
       'Makes the send safe to retry: the same key on the same account within 24 h returns the first answer and sends nothing again.',

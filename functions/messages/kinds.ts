@@ -10,6 +10,8 @@ import { messageResponse } from '../http/responses.js';
 import { newRouter } from '../http/router.js';
 import { jsonSendRequest, sendErrors, sentResponse } from './route-parts.js';
 import { sendAndWait, type SendRequest } from './send-wait.js';
+import { sendOptionsOf } from './async-sends.js';
+import type { Context } from 'hono';
 import type { AppEnv, Services } from '../http/services.js';
 import { requiredString } from '../http/validation.js';
 
@@ -207,13 +209,13 @@ export function messageKindRoutes(services: Services): OpenAPIHono<AppEnv> {
 
   /** A send with the route's Idempotency-Key; `fields` identify the request. */
   const send = (
-    signal: AbortSignal,
+    c: Context<AppEnv>,
     key: string | undefined,
     path: string,
     fields: Fingerprinted,
     account: ReturnType<typeof accountOf>,
     request: SendRequest,
-  ) => sendAndWait(services, account, request, { signal, idempotency: idempotentRequest(key, path, fields) });
+  ) => sendAndWait(services, account, request, sendOptionsOf(c, idempotentRequest(key, path, fields)));
 
   return newRouter()
     .openapi(sendLocation, async (c) => {
@@ -221,14 +223,14 @@ export function messageKindRoutes(services: Services): OpenAPIHono<AppEnv> {
       const payload = { to, latitude, longitude, ...(name ? { name } : {}), ...(address ? { address } : {}) };
       const fields = { to, latitude: String(latitude), longitude: String(longitude), name, address };
       const key = c.req.valid('header')['idempotency-key'];
-      const messageId = await send(c.req.raw.signal, key, sendLocation.path, fields, accountOf(c), { type: 'send_location', payload });
+      const messageId = await send(c, key, sendLocation.path, fields, accountOf(c), { type: 'send_location', payload });
       return c.json({ ok: true as const, messageId }, 200);
     })
     .openapi(sendContact, async (c) => {
       const { to, contacts } = c.req.valid('json');
       const key = c.req.valid('header')['idempotency-key'];
       const fields = { to, contacts: JSON.stringify(contacts) };
-      const messageId = await send(c.req.raw.signal, key, sendContact.path, fields, accountOf(c), {
+      const messageId = await send(c, key, sendContact.path, fields, accountOf(c), {
         type: 'send_contact',
         payload: { to, contacts },
       });
@@ -238,7 +240,7 @@ export function messageKindRoutes(services: Services): OpenAPIHono<AppEnv> {
       const { to, name, options, selectableCount = 1 } = c.req.valid('json');
       const key = c.req.valid('header')['idempotency-key'];
       const fields = { to, name, options: JSON.stringify(options), selectableCount: String(selectableCount) };
-      const messageId = await send(c.req.raw.signal, key, sendPoll.path, fields, accountOf(c), {
+      const messageId = await send(c, key, sendPoll.path, fields, accountOf(c), {
         type: 'send_poll',
         payload: { to, name, options, selectableCount },
       });
@@ -252,7 +254,7 @@ export function messageKindRoutes(services: Services): OpenAPIHono<AppEnv> {
       const why = whyNotEditable(target);
       if (why) throw new ValidationError(why);
       const key = c.req.valid('header')['idempotency-key'];
-      await send(c.req.raw.signal, key, edit.path, { to, targetMessageId, text: message }, account, {
+      await send(c, key, edit.path, { to, targetMessageId, text: message }, account, {
         type: 'edit_message',
         payload: { to, targetMessageId, text: message },
       });
@@ -263,7 +265,7 @@ export function messageKindRoutes(services: Services): OpenAPIHono<AppEnv> {
       const account = accountOf(c);
       if (!(await findMessage(table, account._id, sourceMessageId))) throw new NotFoundError('Message not found');
       const key = c.req.valid('header')['idempotency-key'];
-      const messageId = await send(c.req.raw.signal, key, forward.path, { to, sourceMessageId }, account, {
+      const messageId = await send(c, key, forward.path, { to, sourceMessageId }, account, {
         type: 'forward_message',
         payload: { to, sourceMessageId },
       });

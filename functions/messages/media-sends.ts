@@ -6,6 +6,7 @@ import { readMediaSendFields, requireMediaSendFields } from './media-fields.js';
 import { newRouter } from '../http/router.js';
 import { multipartSendRequest, sentResponse, uploadSendErrors } from './route-parts.js';
 import { assertCanSend, sendAndWait } from './send-wait.js';
+import { sendOptionsOf } from './async-sends.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 
@@ -47,7 +48,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
       try {
         const { to, caption, ptt, file } = requireMediaSendFields(kind, form.fields, form.file);
         // With a key, sendAndWait answers a replay before it checks the connection.
-        if (idempotencyKey === undefined) assertCanSend(account);
+        if (idempotencyKey === undefined) assertCanSend(services, account, sendOptionsOf(c, undefined));
         const s3Key = file.s3Key;
         if (!s3Key) throw new Error('the upload of a connected account was not stored');
         const fileName = file.fileName ?? (kind === 'document' ? caption : undefined);
@@ -77,7 +78,7 @@ export function mediaSendRoutes(services: Services): OpenAPIHono<AppEnv> {
               ...(ptt !== undefined ? { ptt } : {}),
             },
           },
-          { signal: c.req.raw.signal, idempotency },
+          sendOptionsOf(c, idempotency),
         );
         return c.json({ ok: true as const, messageId }, 200);
       } catch (error) {

@@ -9,12 +9,13 @@ import {
 import { activePause, isMessageSend, pausedDetail } from '../../core/send-pause.js';
 import { newCommandId, newMessageId } from '../../core/ids.js';
 import type { Account } from '../../core/schemas/account.js';
-import type { CommandOf, SendCommand } from '../../core/schemas/command.js';
+import type { CommandOf, PacedSendCommand, SendCommand } from '../../core/schemas/command.js';
 import { isFinalStatus, type Outbound } from '../../core/schemas/outbound.js';
 import { claimIdempotencyKey, findIdempotencyRecord, type IdempotencyRecord } from '../../core/store/idempotency.js';
 import { failPendingOutbound, findOutbound, outboundRecords, putPendingOutbound } from '../../core/store/outbound.js';
 import { IDEMPOTENCY_CONFLICT_ERROR, type IdempotentRequest } from './idempotency.js';
 import { awaitFinished, queueOrFail, type LiveRequestWait } from '../http/live-requests.js';
+import { isPaced, queuePacedSend } from './paced-sends.js';
 import type { Services } from '../http/services.js';
 
 /** A send as a live request (http/live-requests.ts): what the API says when it stops waiting. */
@@ -51,6 +52,10 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** From the Idempotency-Key header. */
   idempotency?: IdempotentRequest;
+  /** `Prefer: respond-async`: a paced send is answered once queued (docs/sending.md#paced-sends). */
+  async?: boolean;
+  /** Told when the answer is "queued" (202) rather than the send's outcome. */
+  onQueued?: (queued: { messageId: string; notBefore: number }) => void;
 }
 
 /**
@@ -76,10 +81,13 @@ function assertNotPaused(account: Account, commandType: SendType): void {
   if (pause && isMessageSend(commandType)) throw new SendPausedError(pausedDetail(pause.reason), pause.until);
 }
 
-/** What a send route checks before its upload: connected, and its sending not paused. */
-export function assertCanSend(account: Account): void {
+/**
+ * What a send route checks before its upload: connected, and its sending not paused (an async
+ * send of a paced account is queued during a pause instead: docs/sending.md#paced-sends).
+ */
+export function assertCanSend(services: Services, account: Account, options: Pick<SendOptions, 'async'>): void {
   assertConnected(account);
-  assertNotPaused(account, 'send_media');
+  if (!(options.async && isPaced(services, account, 'send_media'))) assertNotPaused(account, 'send_media');
 }
 
 /**
@@ -104,9 +112,10 @@ export async function sendAndWait(services: Services, account: Account, request:
   if (idempotency) {
     const earlier = await findIdempotencyRecord(table, account._id, idempotency.key);
     // Before the connection check: a replay answers what the first request got, whatever now.
-    if (earlier) return answerLikeEarlier(services, account._id, idempotency, earlier);
+    if (earlier) return answerLikeEarlier(services, account._id, idempotency, earlier, options);
   }
   assertConnected(account);
+  if (isPaced(services, account, request.type)) return sendPaced(services, account, request, options);
   // Like the connection check: refused before the key is bound, so the key can be used again.
   assertNotPaused(account, request.type);
 
@@ -120,7 +129,7 @@ export async function sendAndWait(services: Services, account: Account, request:
       await failPendingOutbound(table, account._id, ids.messageId, 'not sent: an earlier request had the same Idempotency-Key');
       const earlier = await findIdempotencyRecord(table, account._id, idempotency.key);
       if (!earlier) throw new OperationFailedError('Idempotency-Key record disappeared (account deleted?)');
-      return answerLikeEarlier(services, account._id, idempotency, earlier);
+      return answerLikeEarlier(services, account._id, idempotency, earlier, options);
     }
   }
   await queueOrFail(services, SEND_WAIT, ids.messageId, commandOf(account._id, ids, request));
@@ -135,16 +144,59 @@ function commandOf(accountId: string, ids: SendIds, request: SendRequest): SendC
   return { type, accountId, commandId: ids.commandId, payload: { ...payload, messageId: ids.messageId } } as SendCommand;
 }
 
+/**
+ * A paced send (paced-sends.ts): queued, then answered at once when async (202 `queued`), or
+ * awaited like any send within its deadline. A plain send of a paused account is refused at once;
+ * an async one waits in the queue for the pause to end.
+ */
+async function sendPaced(services: Services, account: Account, request: SendRequest, options: SendOptions): Promise<string> {
+  const { table } = services;
+  const async = options.async === true;
+  if (!async) assertNotPaused(account, request.type);
+  const ids: SendIds = { messageId: newMessageId(), commandId: newCommandId() };
+  // isPaced said it is a message send, and every message send is a PacedSendCommand.
+  const send = commandOf(account._id, ids, request) as PacedSendCommand;
+  const { idempotency } = options;
+  const claimKey = idempotency
+    ? () => claimIdempotencyKey(table, account._id, idempotency.key, { fingerprint: idempotency.fingerprint, messageId: ids.messageId })
+    : undefined;
+  const queued = await queuePacedSend(services, account, { send, async, ...(claimKey ? { claimKey } : {}) });
+  if (!queued) {
+    await failPendingOutbound(table, account._id, ids.messageId, 'not sent: an earlier request had the same Idempotency-Key');
+    const earlier = idempotency && (await findIdempotencyRecord(table, account._id, idempotency.key));
+    if (!idempotency || !earlier) throw new OperationFailedError('Idempotency-Key record disappeared (account deleted?)');
+    return answerLikeEarlier(services, account._id, idempotency, earlier, options);
+  }
+  await queueOrFail(services, SEND_WAIT, ids.messageId, {
+    type: 'send_queued',
+    accountId: account._id,
+    commandId: newCommandId(),
+    payload: queued,
+  });
+  if (async) {
+    options.onQueued?.({ messageId: ids.messageId, notBefore: queued.notBefore });
+    return ids.messageId;
+  }
+  await waitForOutcome(services, account._id, ids.messageId, queued.deadline, options.signal);
+  return ids.messageId;
+}
+
 /** The answer of the request that first used the key (waiting for it while it is in flight). */
 async function answerLikeEarlier(
   services: Services,
   accountId: string,
   request: IdempotentRequest,
   earlier: IdempotencyRecord,
+  options: SendOptions = {},
 ): Promise<string> {
   if (earlier.fingerprint !== request.fingerprint) throw new ConflictError(IDEMPOTENCY_CONFLICT_ERROR);
   const outbound = await findOutbound(services.table, accountId, earlier.messageId);
   if (!outbound) throw new OperationFailedError('send record disappeared (account deleted?)');
+  if (outbound.async) {
+    // The first request was answered "queued": so is its replay, with the same send.
+    options.onQueued?.({ messageId: earlier.messageId, notBefore: outbound.notBefore ?? 0 });
+    return earlier.messageId;
+  }
   services.log.debug({ accountId, messageId: earlier.messageId }, 'Idempotency-Key seen before: answering from its send');
   // Not this request's send: only its own deadline ends the wait, not this client leaving.
   await waitForOutcome(services, accountId, earlier.messageId, outbound.deadline);

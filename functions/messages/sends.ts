@@ -9,6 +9,7 @@ import { messageResponse } from '../http/responses.js';
 import { newRouter } from '../http/router.js';
 import { jsonSendRequest, sendErrors, sentResponse } from './route-parts.js';
 import { sendAndWait } from './send-wait.js';
+import { sendOptionsOf } from './async-sends.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { requiredString } from '../http/validation.js';
 
@@ -114,10 +115,7 @@ export function sendRoutes(services: Services): OpenAPIHono<AppEnv> {
         services,
         account,
         { type: 'send_text', payload: { to, text: message } },
-        {
-          signal: c.req.raw.signal,
-          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], sendText.path, { to, text: message }),
-        },
+        sendOptionsOf(c, idempotentRequest(c.req.valid('header')['idempotency-key'], sendText.path, { to, text: message })),
       );
       return c.json({ ok: true as const, messageId }, 200);
     })
@@ -131,15 +129,15 @@ export function sendRoutes(services: Services): OpenAPIHono<AppEnv> {
         services,
         account,
         { type: 'send_reply', payload: { to, chatId, text: message, quotedMessageId } },
-        {
-          signal: c.req.raw.signal,
-          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], reply.path, {
+        sendOptionsOf(
+          c,
+          idempotentRequest(c.req.valid('header')['idempotency-key'], reply.path, {
             to,
             text: message,
             quotedMessageId,
             chatId: givenChatId,
           }),
-        },
+        ),
       );
       return c.json({ ok: true as const, messageId }, 200);
     })
@@ -151,14 +149,14 @@ export function sendRoutes(services: Services): OpenAPIHono<AppEnv> {
         services,
         account,
         { type: 'send_reaction', payload: { to, targetMessageId, emoji } },
-        {
-          signal: c.req.raw.signal,
-          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], react.path, {
+        sendOptionsOf(
+          c,
+          idempotentRequest(c.req.valid('header')['idempotency-key'], react.path, {
             to,
             targetMessageId,
             emoji,
           }),
-        },
+        ),
       );
       return c.json({ ok: true as const, message: 'Reaction sent' }, 200);
     })
@@ -169,10 +167,7 @@ export function sendRoutes(services: Services): OpenAPIHono<AppEnv> {
         services,
         account,
         { type: 'delete_message', payload: { to, targetMessageId } },
-        {
-          signal: c.req.raw.signal,
-          idempotency: idempotentRequest(c.req.valid('header')['idempotency-key'], remove.path, { to, targetMessageId }),
-        },
+        sendOptionsOf(c, idempotentRequest(c.req.valid('header')['idempotency-key'], remove.path, { to, targetMessageId })),
       );
       return c.json({ ok: true as const, message: 'Message deleted for everyone' }, 200);
     });

@@ -6,6 +6,7 @@ import { readMediaSendFields } from './media-fields.js';
 import { newRouter } from '../http/router.js';
 import { multipartSendRequest, sentResponse, uploadSendErrors } from './route-parts.js';
 import { assertCanSend, sendAndWait } from './send-wait.js';
+import { sendOptionsOf } from './async-sends.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { discardRefusedUpload, receiveUpload, sendUploadDestination } from './upload.js';
 
@@ -41,7 +42,7 @@ export function stickerSendRoutes(services: Services): OpenAPIHono<AppEnv> {
       const { to } = readFields(form.fields);
       const file = form.file;
       if (!file || !to) throw new ValidationError('sticker and to are required');
-      if (idempotencyKey === undefined) assertCanSend(account);
+      if (idempotencyKey === undefined) assertCanSend(services, account, sendOptionsOf(c, undefined));
       const s3Key = file.s3Key;
       if (!s3Key) throw new Error('the upload of a connected account was not stored');
       const idempotency =
@@ -52,7 +53,7 @@ export function stickerSendRoutes(services: Services): OpenAPIHono<AppEnv> {
         services,
         account,
         { type: 'send_sticker', payload: { to, s3Key, mimetype: file.mimetype, size: file.size } },
-        { signal: c.req.raw.signal, idempotency },
+        sendOptionsOf(c, idempotency),
       );
       return c.json({ ok: true as const, messageId }, 200);
     } catch (error) {

@@ -24,5 +24,6 @@ export function handlersFrom(handle: (command: Command) => Promise<CommandOutcom
     send_presence: handle,
     group: handle,
     socket_query: handle,
+    send_queued: handle,
   };
 }

@@ -40,6 +40,7 @@ const handlers: CommandHandlers = {
   send_presence: never,
   group: never,
   socket_query: never,
+  send_queued: never,
 };
 const consumer = startCommandConsumer({ queues, handlers, logger, waitSeconds: 1, drainMs: Number(process.env.CONSUMER_DRAIN_MS ?? 500) });
 logger.info('consumer started');

@@ -13,7 +13,7 @@ import { pino } from 'pino';
 export interface TestStack {
   config: Config;
   clients: AwsClients;
-  /** The emulators' env (endpoints, region, dummy credentials), WEBHOOK_ALLOW_PRIVATE and COMMAND_SHARDS, for child processes. */
+  /** The emulators' env (endpoints, region, dummy credentials), WEBHOOK_ALLOW_PRIVATE, COMMAND_SHARDS and SEND_PACING_DEFAULT, for child processes. */
   env: Record<string, string>;
   stop(): Promise<void>;
 }
@@ -31,11 +31,14 @@ export async function startTestStack(
     ? await startChildEmulators()
     : await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
   // Test receivers listen on 127.0.0.1, so private webhook targets are allowed unless overridden.
-  // One command queue unless a suite asks for shards: fewer queues to create and poll.
+  // One command queue unless a suite asks for shards: fewer queues to create and poll. Accounts
+  // send unpaced unless a suite asks for pacing (docs/sending.md#paced-sends): the suites that
+  // measure other things keep their speed.
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     WEBHOOK_ALLOW_PRIVATE: 'true',
     COMMAND_SHARDS: '1',
+    SEND_PACING_DEFAULT: 'off',
     ...emulators.env,
     ...options.overrides,
   });
@@ -50,7 +53,12 @@ export async function startTestStack(
   return {
     config,
     clients,
-    env: { ...emulators.env, WEBHOOK_ALLOW_PRIVATE: String(config.WEBHOOK_ALLOW_PRIVATE), COMMAND_SHARDS: String(config.COMMAND_SHARDS) },
+    env: {
+      ...emulators.env,
+      WEBHOOK_ALLOW_PRIVATE: String(config.WEBHOOK_ALLOW_PRIVATE),
+      COMMAND_SHARDS: String(config.COMMAND_SHARDS),
+      SEND_PACING_DEFAULT: config.SEND_PACING_DEFAULT,
+    },
     async stop() {
       destroyClients(clients);
       await emulators.stop();

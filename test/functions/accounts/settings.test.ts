@@ -34,7 +34,8 @@ const DEFAULTS = {
 };
 
 beforeAll(async () => {
-  ({ stack, connector, stop: stopStack } = await startApiStack());
+  // The deployment default (pacing on); the test stack turns it off for other suites.
+  ({ stack, connector, stop: stopStack } = await startApiStack({ overrides: { SEND_PACING_DEFAULT: 'on' } }));
   // The suite's API logs into memory, at debug, so that a test can look for a password in it.
   api = await startTestApi(stack, apiLog.logger);
 });

@@ -43,6 +43,8 @@ export class SandboxClient {
   readonly closeCodes: number[] = [];
   /** Error-level (and worse) log entries, so a test can assert there were none. */
   readonly errors: LogLine[] = [];
+  /** When each message id's first stanza reached this client (Unix ms), in arrival order: pacing is measured here. */
+  readonly receivedAt = new Map<string, number>();
   /** Every `<message>` stanza received, in arrival order. */
   readonly rawMessages: RawMessage[] = [];
   /** The count of each `<ib><offline count/></ib>` (end of an offline backlog), in order. */
@@ -117,6 +119,7 @@ export class SandboxClient {
     });
     sock.ws.on('CB:message', (node: BinaryNode) => {
       this.rawMessages.push({ id: node.attrs.id ?? '', offline: !!node.attrs.offline, socket });
+      if (node.attrs.id && !this.receivedAt.has(node.attrs.id)) this.receivedAt.set(node.attrs.id, Date.now());
     });
     sock.ws.on('CB:ib,,offline', (node: BinaryNode) => {
       this.offlineCounts.push(Number(getBinaryNodeChild(node, 'offline')?.attrs.count ?? -1));
