@@ -193,19 +193,28 @@ describe('paced sends', { timeout: 240_000 }, () => {
     expect(carol.messages.filter((m) => m.key.id === id)).toHaveLength(1);
   });
 
-  it('the rolling minute: the third send of a perMinute of 2 waits until the first is a minute old', async () => {
+  it('the rolling minute: the third send of a perMinute of 2 is held until the first is a minute old', async () => {
     await link('pacefred', '15550800006', paced({ perMinute: 2, gapMs: { min: 0, max: 50 } }));
-    const ids = [];
+    const answers = [];
     for (let i = 0; i < 3; i++) {
       const answer = await sendAsync('pacefred', `minute ${i}`);
       expect(answer.status).toBe(202);
-      ids.push(String(answer.body.messageId));
+      answers.push(answer.body as { messageId: string; notBefore: number });
     }
-    const first = await arrived(ids[0] as string);
-    await arrived(ids[1] as string);
-    expect(carol.receivedAt.has(ids[2] as string)).toBe(false);
-    const third = await arrived(ids[2] as string);
-    expect(third - first).toBeGreaterThanOrEqual(60_000 - JITTER_MS);
+    const [firstSend, secondSend, thirdSend] = answers as [(typeof answers)[0], (typeof answers)[0], (typeof answers)[0]];
+    // Its turn, as the API and the outbox say: a minute after the first send's.
+    expect(thirdSend.notBefore - firstSend.notBefore).toBeGreaterThanOrEqual(60_000);
+    const first = await arrived(firstSend.messageId);
+    await arrived(secondSend.messageId);
+    expect(carol.receivedAt.has(thirdSend.messageId)).toBe(false);
+    const [queued] = await outbox('pacefred');
+    expect(queued).toMatchObject({ messageId: thirdSend.messageId });
+    expect(Number(queued?.notBefore)).toBeGreaterThanOrEqual(first - JITTER_MS + 60_000 - 1_000);
+    // What comes after a minute is the limits' own suite (test/core/pacing/limits.test.ts): the
+    // wait is not worth a minute of this one. Cancelled, it never goes.
+    expect((await api.call('DELETE', `/accounts/pacefred/outbox/${thirdSend.messageId}`)).status).toBe(200);
+    expect(await outbox('pacefred')).toEqual([]);
+    expect(carol.receivedAt.has(thirdSend.messageId)).toBe(false);
   });
 
   it('pacing off: Prefer: respond-async is ignored and the send answers 200 at once; unknown accounts are 404', async () => {

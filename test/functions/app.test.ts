@@ -92,6 +92,8 @@ describe('the app', () => {
         '/accounts/{accountId}/message/send/video',
         '/accounts/{accountId}/messages/{messageId}',
         '/accounts/{accountId}/messages/{messageId}/media',
+        '/accounts/{accountId}/outbox',
+        '/accounts/{accountId}/outbox/{messageId}',
         '/accounts/{accountId}/pairing-code',
         '/accounts/{accountId}/qr',
         '/accounts/{accountId}/settings',
