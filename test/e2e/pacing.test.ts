@@ -207,7 +207,11 @@ describe('paced sends', { timeout: 240_000 }, () => {
     const first = await arrived(firstSend.messageId);
     await arrived(secondSend.messageId);
     expect(carol.receivedAt.has(thirdSend.messageId)).toBe(false);
-    const [queued] = await outbox('pacefred');
+    // The second's queue item goes just after its send, behind it: the outbox then holds the third alone.
+    const [queued] = await waitFor('the outbox to hold the third send alone', async () => {
+      const sends = await outbox('pacefred');
+      return sends.length === 1 ? sends : undefined;
+    });
     expect(queued).toMatchObject({ messageId: thirdSend.messageId });
     expect(Number(queued?.notBefore)).toBeGreaterThanOrEqual(first - JITTER_MS + 60_000 - 1_000);
     // What comes after a minute is the limits' own suite (test/core/pacing/limits.test.ts): the
