@@ -158,9 +158,8 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
       counted.set(shard, running);
     }
     await Promise.all(writes).catch((error: unknown) => logger.warn({ err: error }, 'recording shard counts failed'));
-    if (counted.size >= shardCount && Array.from({ length: shardCount }, (_, shard) => counted.has(shard)).every(Boolean)) {
-      return Array.from({ length: shardCount }, (_, shard) => counted.get(shard) ?? 0);
-    }
+    const weights = Array.from({ length: shardCount }, (_, shard) => counted.get(shard));
+    if (weights.every((weight) => weight !== undefined)) return weights as number[];
     const listed = await deps.listRunning();
     return Array.from({ length: shardCount }, (_, shard) => listed[shard] ?? 0);
   }

@@ -152,8 +152,8 @@ const groupCommandSchema = z.object({
  */
 const socketQueryCommandSchema = z.object({ ...base, type: z.literal('socket_query'), payload: socketQuerySchema });
 
-/** The message sends a paced account queues (docs/sending.md#paced-sends): every send of a message. */
-const pacedSendCommandSchema = z.discriminatedUnion('type', [
+/** Every send of a message: what a paced account queues (docs/sending.md#paced-sends). */
+const messageSendCommandSchemas = [
   sendTextCommandSchema,
   sendReplyCommandSchema,
   sendMediaCommandSchema,
@@ -165,7 +165,8 @@ const pacedSendCommandSchema = z.discriminatedUnion('type', [
   sendStickerCommandSchema,
   editMessageCommandSchema,
   forwardMessageCommandSchema,
-]);
+] as const;
+const pacedSendCommandSchema = z.discriminatedUnion('type', messageSendCommandSchemas);
 export type PacedSendCommand = z.infer<typeof pacedSendCommandSchema>;
 
 /**
@@ -201,18 +202,8 @@ export const commandSchema = z.discriminatedUnion('type', [
   disconnectCommandSchema,
   settingsChangedCommandSchema,
   deleteAccountCommandSchema,
-  sendTextCommandSchema,
-  sendReplyCommandSchema,
-  sendMediaCommandSchema,
-  sendReactionCommandSchema,
-  deleteMessageCommandSchema,
+  ...messageSendCommandSchemas,
   requestPairingCodeCommandSchema,
-  sendLocationCommandSchema,
-  sendContactCommandSchema,
-  sendPollCommandSchema,
-  sendStickerCommandSchema,
-  editMessageCommandSchema,
-  forwardMessageCommandSchema,
   markChatReadCommandSchema,
   sendPresenceCommandSchema,
   groupCommandSchema,

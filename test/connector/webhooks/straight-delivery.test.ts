@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startWebhookDelivery, type WebhookDelivery } from '../../../connector/webhooks/delivery-worker.js';
 import { createClients, destroyClients, type AwsClients } from '../../../core/aws.js';
 import type { Config } from '../../../core/config.js';
@@ -10,7 +10,7 @@ import { tableOf } from '../../../core/store/table.js';
 import { listDeliveries } from '../../../core/store/webhook-deliveries.js';
 import { deleteWebhook, registerWebhook } from '../../../core/store/webhooks.js';
 import { countRequests } from '../../support/counted-table.js';
-import { silentLogger, startTestStack, type TestStack } from '../../support/test-stack.js';
+import { silentLogger, useTestStack, type TestStack } from '../../support/test-stack.js';
 import { simulatedDelay, waitFor } from '../../support/wait.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
 import { workerQueues } from './worker-queues.js';
@@ -21,15 +21,8 @@ import { workerQueues } from './worker-queues.js';
  * queues, its account-scoped webhook (no other case's event selects it) and a worker on clients
  * of its own, whose SQS and DynamoDB requests are counted.
  */
-let stack: TestStack;
+const t = useTestStack();
 let seq = 0;
-
-beforeAll(async () => {
-  stack = await startTestStack();
-});
-afterAll(async () => {
-  await stack?.stop();
-});
 
 interface Case {
   config: Config;
@@ -49,8 +42,8 @@ async function newCase(
 ): Promise<Case> {
   seq += 1;
   const accountId = `straight${seq}`;
-  const { config } = await workerQueues(stack, overrides);
-  const table = tableOf(config, stack.clients);
+  const { config } = await workerQueues(t.stack, overrides);
+  const table = tableOf(config, t.stack.clients);
   if (receiver) await registerWebhook(table, { url: receiver.url, accountId });
   const clients: AwsClients = createClients(config);
   const counts = countRequests(clients);
@@ -104,10 +97,10 @@ describe('straight delivery', () => {
       expect(post?.headers['webhook-id']).toBe(event.eventId);
       expect(post?.headers['x-webhook-attempt']).toBe('1');
       expect(c.sends()).toBe(0);
-      expect(await queueDepth(stack, c.config.WEBHOOK_QUEUE_NAME)).toBe(0);
+      expect(await queueDepth(t.stack, c.config.WEBHOOK_QUEUE_NAME)).toBe(0);
       const webhookId = String((await registeredFor(c, receiver)).webhookId);
       await waitFor('the delivery in the log', async () => {
-        const [entry] = await listDeliveries(tableOf(c.config, stack.clients), webhookId, { limit: 10 });
+        const [entry] = await listDeliveries(tableOf(c.config, t.stack.clients), webhookId, { limit: 10 });
         return entry?.status === 'delivered' && entry.attempts === 1 && entry.eventId === event.eventId;
       });
     } finally {
@@ -131,10 +124,10 @@ describe('straight delivery', () => {
       expect(receiver.posts.map((p) => p.headers['x-webhook-attempt'])).toEqual(['1', '2']);
       const webhookId = String((await registeredFor(c, receiver)).webhookId);
       await waitFor('the retry delivered in the log', async () => {
-        const [entry] = await listDeliveries(tableOf(c.config, stack.clients), webhookId, { limit: 10 });
+        const [entry] = await listDeliveries(tableOf(c.config, t.stack.clients), webhookId, { limit: 10 });
         return entry?.status === 'delivered' && entry.attempts === 2;
       });
-      await waitFor('the queue drained', async () => (await queueDepth(stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, { timeoutMs: 30_000 });
+      await waitFor('the queue drained', async () => (await queueDepth(t.stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, { timeoutMs: 30_000 });
     } finally {
       await c.cleanUp();
       await receiver.close();
@@ -152,14 +145,14 @@ describe('straight delivery', () => {
       const webhookId = String((await registeredFor(c, receiver)).webhookId);
       // Two attempts in all: the straight one and one from the queue, then given up.
       await waitFor('the pair given up in the log', async () => {
-        const [entry] = await listDeliveries(tableOf(c.config, stack.clients), webhookId, { limit: 10 });
+        const [entry] = await listDeliveries(tableOf(c.config, t.stack.clients), webhookId, { limit: 10 });
         return entry?.status === 'failed' && entry.attempts === 2;
       });
-      await waitFor('the queue drained', async () => (await queueDepth(stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, { timeoutMs: 30_000 });
-      expect(await queueDepth(stack, c.config.WEBHOOK_DLQ_NAME)).toBe(1);
+      await waitFor('the queue drained', async () => (await queueDepth(t.stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, { timeoutMs: 30_000 });
+      expect(await queueDepth(t.stack, c.config.WEBHOOK_DLQ_NAME)).toBe(1);
       expect(receiver.posts).toHaveLength(2);
       // In the DLQ for that webhook, without `attempted`: a redrive is a first attempt again.
-      const dlq = createQueues({ ...c.config, WEBHOOK_QUEUE_NAME: c.config.WEBHOOK_DLQ_NAME }, stack.clients, silentLogger);
+      const dlq = createQueues({ ...c.config, WEBHOOK_QUEUE_NAME: c.config.WEBHOOK_DLQ_NAME }, t.stack.clients, silentLogger);
       const [dead] = await waitFor('the dead letter', async () => {
         const received = await dlq.receiveWebhookEvents({ waitSeconds: 1 });
         return received.length > 0 ? received : undefined;
@@ -180,7 +173,7 @@ describe('straight delivery', () => {
       const queriesBefore = c.counts.get('QueryCommand') ?? 0;
       await Promise.all(Array.from({ length: 20 }, (_, n) => c.delivery.publish(c.event(n + 1))));
       expect(c.sends()).toBe(0);
-      expect(await queueDepth(stack, c.config.WEBHOOK_QUEUE_NAME)).toBe(0);
+      expect(await queueDepth(t.stack, c.config.WEBHOOK_QUEUE_NAME)).toBe(0);
       // At most one fresh read for the twenty, shared (registrations.ts, asOf).
       expect((c.counts.get('QueryCommand') ?? 0) - queriesBefore).toBeLessThanOrEqual(1);
     } finally {
@@ -227,7 +220,7 @@ describe('straight delivery', () => {
       expect(c.sends()).toBe(1);
       await receiver.waitFor((posts) => posts.length === 1);
       // The copy comes back after the POST's time limit (plus a margin), reads the log, and is deleted unposted.
-      await waitFor('the copy handled', async () => (await queueDepth(stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, {
+      await waitFor('the copy handled', async () => (await queueDepth(t.stack, c.config.WEBHOOK_QUEUE_NAME)) === 0, {
         timeoutMs: 60_000,
         intervalMs: 500,
       });
@@ -240,7 +233,7 @@ describe('straight delivery', () => {
 });
 
 async function registeredFor(c: Case, receiver: WebhookReceiver) {
-  return (await registerWebhook(tableOf(c.config, stack.clients), { url: receiver.url, accountId: c.accountId })).registration;
+  return (await registerWebhook(tableOf(c.config, t.stack.clients), { url: receiver.url, accountId: c.accountId })).registration;
 }
 
 /** Messages in a queue: visible, in flight or delayed. */
