@@ -10,6 +10,7 @@ const positiveInt = (fallback: number) => z.coerce.number().int().positive().def
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optionalString = z.preprocess(emptyAsUndefined, z.string().optional());
+const optionalPositiveInt = z.preprocess(emptyAsUndefined, z.coerce.number().int().positive().max(36_500).optional());
 const optionalPort = z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional());
 const optionalHttpUrl = z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional());
 const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -138,6 +139,17 @@ export const configSchema = z.object({
   /** The first pause after a 429 or 463 nack; tests shorten it (core/send-pause.ts). */
   SEND_PAUSE_MIN_MS: positiveInt(60_000).describe(
     "The first pause of an account's sending after WhatsApp refused a send with 429 or 463; each repeat doubles it, up to 24 h (tests shorten it)",
+  ),
+  /**
+   * Retention (core/store/retention.ts): unset keeps everything forever. DynamoDB TTL and the
+   * bucket's lifecycle rule delete on AWS (the CDK app sets both from its context); `npm start`
+   * sweeps the embedded emulators itself; every read leaves expired rows out either way.
+   */
+  MESSAGE_RETENTION_DAYS: optionalPositiveInt.describe(
+    'Days a message is kept after its time (its row, the status and receipts on it, its send record); a chat goes with its last message. Unset: kept forever',
+  ),
+  MEDIA_RETENTION_DAYS: optionalPositiveInt.describe(
+    'Days a media file (received, or an upload left by a send that never settled) is kept after it was stored. Unset: kept forever',
   ),
   MAX_UPLOAD_BYTES: positiveInt(50 * 1024 * 1024).describe('Largest media upload (50 MB)'),
 

@@ -59,6 +59,8 @@ export const messagesGsi1Range = (since: number, until: number) => ({
   from: sortableTime(since),
   to: `${sortableTime(until)}#\uffff`,
 });
+/** The lowest `gsi1sk` of a chat's message whose timestamp is `since` or later. */
+export const messagesGsi1From = (since: number) => sortableTime(since);
 /** The lowest `gsi1sk` of a chat whose last message is at `since` or later. */
 export const chatsGsi1From = (since: number) => sortableTime(since);
 
@@ -165,8 +167,12 @@ export const connectorKey = (connectorId: string): Key => ({ pk: CONNECTORS_PART
 export const SHARDS_PARTITION = 'SHARDS';
 export const shardLeaseKey = (shard: number): Key => ({ pk: SHARDS_PARTITION, sk: `SHARD#${String(shard).padStart(3, '0')}` });
 
-/** S3 object keys, all under the account's prefix so that deletion is one prefix sweep. */
-export const accountObjectPrefix = (accountId: string) => `accounts/${accountId}/`;
+/**
+ * S3 object keys, all under the account's prefix so that deletion is one prefix sweep, and all
+ * under ACCOUNT_OBJECTS_PREFIX (media and uploads only), which MEDIA_RETENTION_DAYS expires.
+ */
+export const ACCOUNT_OBJECTS_PREFIX = 'accounts/';
+export const accountObjectPrefix = (accountId: string) => `${ACCOUNT_OBJECTS_PREFIX}${accountId}/`;
 export const mediaObjectKey = (accountId: string, mediaId: string) => `accounts/${accountId}/media/${mediaId}`;
 export const uploadObjectKey = (accountId: string, uploadId: string) => `accounts/${accountId}/uploads/${uploadId}`;
 

@@ -97,19 +97,30 @@ export async function deleteObject(store: MediaStore, key: string): Promise<void
 
 /** Keys under a prefix (all pages). */
 export async function listKeys(store: MediaStore, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
+  return (await listObjects(store, prefix)).map((object) => object.key);
+}
+
+/** Objects under a prefix (all pages), with when each was stored. */
+export async function listObjects(store: MediaStore, prefix: string): Promise<Array<{ key: string; lastModified?: Date }>> {
+  const objects: Array<{ key: string; lastModified?: Date }> = [];
   let token: string | undefined;
   do {
     const page = await store.s3.send(new ListObjectsV2Command({ Bucket: store.bucket, Prefix: prefix, ContinuationToken: token }));
-    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+    for (const object of page.Contents ?? []) {
+      if (object.Key) objects.push({ key: object.Key, ...(object.LastModified ? { lastModified: object.LastModified } : {}) });
+    }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
-  return keys;
+  return objects;
 }
 
 /** Deletes every object under a prefix, 1000 per request; returns how many. */
 export async function deletePrefix(store: MediaStore, prefix: string): Promise<number> {
-  const keys = await listKeys(store, prefix);
+  return deleteKeys(store, await listKeys(store, prefix));
+}
+
+/** Deletes the objects of `keys`, 1000 per request; returns how many. */
+export async function deleteKeys(store: MediaStore, keys: string[]): Promise<number> {
   for (let i = 0; i < keys.length; i += 1000) {
     const batch = keys.slice(i, i + 1000);
     await store.s3.send(

@@ -65,7 +65,7 @@ async function replayAccount(
   const bounds = messagesGsi1Range(range.since, range.until);
   let queued = 0;
   const replayChat = async (chatId: string) => {
-    for await (const items of gsi1RangePages(deps.table, messagesGsi1pk(accountId, chatId), bounds, pageSize)) {
+    for await (const items of gsi1RangePages(deps.table, messagesGsi1pk(accountId, chatId), bounds, pageSize, { skipExpired: true })) {
       const events = items
         .map((item) => messageSchema.parse(item))
         .filter((message) => !message.fromMe || deps.includeFromMe)
@@ -74,7 +74,9 @@ async function replayAccount(
       queued += events.length;
     }
   };
-  for await (const chats of gsi1RangePages(deps.table, chatsGsi1pk(accountId), { from: chatsGsi1From(range.since) }, pageSize)) {
+  for await (const chats of gsi1RangePages(deps.table, chatsGsi1pk(accountId), { from: chatsGsi1From(range.since) }, pageSize, {
+    skipExpired: true,
+  })) {
     const chatIds = chats.map((chat) => String(chat.chatId)).filter((chatId) => !replayedChats.has(chatId));
     for (const chatId of chatIds) replayedChats.add(chatId);
     await eachWithConcurrency(chatIds, CHATS_AT_ONCE, replayChat);

@@ -12,6 +12,7 @@ import { contactVcard } from '../../core/vcard.js';
 import { buildOutgoingMediaContent, releaseOutgoingMediaContent } from '../media/outgoing.js';
 import { stickerWebp, type Sticker } from '../media/sticker.js';
 import { keyOf, type PreparedSend, type SendDeps, SendRejectedError, sendRunner } from './send-handlers.js';
+import { dropUploadWhenSettled } from './settled-upload.js';
 
 /** How far back a read looks for the chat's unread messages (they are the newest ones). */
 const READ_LOOKBACK = 200;
@@ -124,13 +125,18 @@ export function kindHandlers(deps: SendDeps) {
       }),
 
     send_sticker: (command: CommandOf<'send_sticker'>) =>
-      runSend(command, async () => {
-        const { to, s3Key } = command.payload;
-        if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
-        const upload = await getStream(deps.mediaStore, s3Key);
-        if (!upload) throw new SendRejectedError('uploaded file not found');
-        return { jid: to, content: stickerContent(await stickerWebp(upload.body)) };
-      }),
+      dropUploadWhenSettled(
+        deps,
+        command.accountId,
+        command.payload.s3Key,
+        runSend(command, async () => {
+          const { to, s3Key } = command.payload;
+          if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
+          const upload = await getStream(deps.mediaStore, s3Key);
+          if (!upload) throw new SendRejectedError('uploaded file not found');
+          return { jid: to, content: stickerContent(await stickerWebp(upload.body)) };
+        }),
+      ),
 
     edit_message: (command: CommandOf<'edit_message'>) =>
       runSend(command, async () => {

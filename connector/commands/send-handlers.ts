@@ -16,6 +16,7 @@ import type { SendHandle } from '../session/send-handle.js';
 import type { SessionRegistry } from '../session/session-registry.js';
 import { connectedHandle, reasonOf, runLiveCommand } from './live-commands.js';
 import { done, type CommandOutcome } from './outcome.js';
+import { dropUploadWhenSettled } from './settled-upload.js';
 import type { SendPauses } from './send-pauses.js';
 
 export interface SendDeps {
@@ -120,21 +121,26 @@ export function sendHandlers(deps: SendDeps) {
       }),
 
     send_media: (command: CommandOf<'send_media'>) =>
-      runSend(command, async () => {
-        const { to: jid, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
-        if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
-        const upload = await getStream(deps.mediaStore, s3Key);
-        if (!upload) throw new SendRejectedError('uploaded file not found');
-        const content = await buildOutgoingMediaContent({
-          kind,
-          source: upload.body,
-          mimetype,
-          ...(fileName ? { fileName } : {}),
-          ...(caption ? { caption } : {}),
-          ...(ptt !== undefined ? { ptt } : {}),
-        });
-        return { jid, content, release: () => releaseOutgoingMediaContent(content) };
-      }),
+      dropUploadWhenSettled(
+        deps,
+        command.accountId,
+        command.payload.s3Key,
+        runSend(command, async () => {
+          const { to: jid, kind, s3Key, mimetype, fileName, caption, ptt } = command.payload;
+          if (!s3Key.startsWith(accountObjectPrefix(command.accountId))) throw new SendRejectedError("upload is not this account's");
+          const upload = await getStream(deps.mediaStore, s3Key);
+          if (!upload) throw new SendRejectedError('uploaded file not found');
+          const content = await buildOutgoingMediaContent({
+            kind,
+            source: upload.body,
+            mimetype,
+            ...(fileName ? { fileName } : {}),
+            ...(caption ? { caption } : {}),
+            ...(ptt !== undefined ? { ptt } : {}),
+          });
+          return { jid, content, release: () => releaseOutgoingMediaContent(content) };
+        }),
+      ),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Message } from '../schemas/message.js';
 import { BATCH_WRITE_LIMIT, batchGet } from './batch.js';
 import { applyChatChange, chatItem, updateChat, type ChatChange } from './chats.js';
 import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
+import { keptSince } from './retention.js';
 import { perTable, withoutKeys, type Table } from './table.js';
 import { tableWrites, writeInSharedRequests } from './table-writes.js';
 
@@ -85,9 +86,9 @@ function createChatWriter(table: Table): ChatWriter {
         return;
       }
       const current = before === 'absent' ? undefined : before;
-      const after = applyChatChange(current, chatId, change);
+      const after = applyChatChange(current, chatId, change, keptSince(table.retention?.messageDays));
       if (!after || sameChat(current, after)) return;
-      await tableWrites(table).add({ put: chatItem(accountId, after) });
+      await tableWrites(table).add({ put: chatItem(accountId, after, table.retention?.messageDays) });
       remember(accountId, chatId, after);
     } catch (error) {
       known.delete(knownKey(accountId, chatId));
@@ -156,21 +157,22 @@ function createChatWriter(table: Table): ChatWriter {
     const present = new Set(found.map(keyText));
     const absent = new Set(rows.filter((row) => !present.has(keyText(messageKey(row.accountId, row.message.messageId)))));
     const before = new Map(chats);
+    const since = keptSince(table.retention?.messageDays);
     for (const item of batch) {
       const change = item.kind === 'chat' ? item.change : item.chat && (absent.has(item) ? item.chat : { ...item.chat, unread: 0 });
       if (!change) continue;
       const text = chatKeyText(item);
-      chats.set(text, applyChatChange(chats.get(text), chatIdOf(item), change));
+      chats.set(text, applyChatChange(chats.get(text), chatIdOf(item), change, since));
     }
     const chatPuts = new Map<string, Record<string, unknown>>();
     for (const item of batch) {
       const text = chatKeyText(item);
       const chat = chats.get(text);
-      if (chat && !sameChat(before.get(text), chat)) chatPuts.set(text, chatItem(item.accountId, chat));
+      if (chat && !sameChat(before.get(text), chat)) chatPuts.set(text, chatItem(item.accountId, chat, table.retention?.messageDays));
     }
     try {
       await writeInSharedRequests(table, [
-        ...[...absent].map((row) => ({ put: messageItem(row.accountId, row.message, row.marks) })),
+        ...[...absent].map((row) => ({ put: messageItem(row.accountId, row.message, row.marks, table.retention?.messageDays) })),
         ...[...chatPuts.values()].map((put) => ({ put })),
       ]);
     } catch (error) {

@@ -1,23 +1,31 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../errors.js';
 import { isUserJid } from '../jid.js';
-import { chatGsi1, chatKey, chatsGsi1pk } from '../keys.js';
+import { chatGsi1, chatKey, chatsGsi1From, chatsGsi1pk } from '../keys.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
 import { fromAttributes, toAttributes } from './attributes.js';
 import { queryGsi1, type Page } from './paging.js';
+import { expiryAfter, isExpired, keptSince } from './retention.js';
 import { ITEM_EXISTS, withoutKeys, type Table } from './table.js';
 
 const parseChat = (item: Record<string, unknown>) => chatSchema.parse(withoutKeys(item));
 
 export async function findChat(table: Table, accountId: string, chatId: string): Promise<Chat | undefined> {
   const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: chatKey(accountId, chatId) }));
-  return result.Item ? parseChat(result.Item) : undefined;
+  return result.Item && !isExpired(result.Item) ? parseChat(result.Item) : undefined;
 }
 
-/** Chats of an account, most recent `lastMessageTime` first. */
+/**
+ * Chats of an account, most recent `lastMessageTime` first. With a message retention a chat
+ * expires with its last message (docs/configuration.md, Retention): one whose messages have all
+ * expired is no longer listed.
+ */
 export async function listChats(table: Table, accountId: string, page: Page): Promise<Chat[]> {
-  const items = await queryGsi1(table, chatsGsi1pk(accountId), page, 'newest_first');
+  const since = keptSince(table.retention?.messageDays);
+  const items = await queryGsi1(table, chatsGsi1pk(accountId), page, 'newest_first', {
+    from: since === undefined ? undefined : chatsGsi1From(since),
+  });
   return items.map(parseChat);
 }
 
@@ -42,10 +50,14 @@ const defaultName = (chatId: string) => {
   return isUserJid(chatId) ? `+${user}` : user;
 };
 
-/** The chat after `change` (undefined: it does not exist, and the change does not create it). */
-export function applyChatChange(chat: Chat | undefined, chatId: string, change: ChatChange): Chat | undefined {
+/**
+ * The chat after `change` (undefined: it does not exist, and the change does not create it). A
+ * chat whose last message is older than `keptSinceMs` has expired with it (retention.ts), even
+ * if DynamoDB has not deleted it yet: it is treated as absent, so it starts again from zero.
+ */
+export function applyChatChange(chat: Chat | undefined, chatId: string, change: ChatChange, keptSinceMs?: number): Chat | undefined {
   const unread = change.unread ?? 0;
-  if (!chat) {
+  if (!chat || (keptSinceMs !== undefined && chat.lastMessageTime < keptSinceMs)) {
     if (change.at === undefined) return undefined;
     return { chatId, name: change.name ?? defaultName(chatId), unreadCount: unread, lastMessageTime: change.at };
   }
@@ -57,9 +69,14 @@ export function applyChatChange(chat: Chat | undefined, chatId: string, change: 
   };
 }
 
-/** The stored item of a chat (its key, and the index key that orders the list). */
-export function chatItem(accountId: string, chat: Chat): Record<string, unknown> {
-  return { ...chatKey(accountId, chat.chatId), ...chatGsi1(accountId, chat.chatId, chat.lastMessageTime), ...chat };
+/** The stored item of a chat (its key, the index key that orders the list, and its expiry with its last message). */
+export function chatItem(accountId: string, chat: Chat, messageDays?: number): Record<string, unknown> {
+  return {
+    ...chatKey(accountId, chat.chatId),
+    ...chatGsi1(accountId, chat.chatId, chat.lastMessageTime),
+    ...expiryAfter(chat.lastMessageTime, messageDays),
+    ...chat,
+  };
 }
 
 /**
@@ -71,6 +88,11 @@ export async function updateChat(table: Table, accountId: string, chatId: string
   const key = toAttributes(chatKey(accountId, chatId));
   const unread = change.unread ?? 0;
   const renamed = change.name !== undefined;
+  const messageDays = table.retention?.messageDays;
+  const since = keptSince(messageDays);
+  /** With a retention, the condition that the stored chat has not expired (its last message kept). */
+  const kept = since === undefined ? '' : ' AND lastMessageTime >= :kept';
+  const keptValue = since === undefined ? {} : { ':kept': since };
   const update = (expression: string, condition: string, values: Record<string, unknown>, named: boolean) =>
     table.raw
       .send(
@@ -95,17 +117,18 @@ export async function updateChat(table: Table, accountId: string, chatId: string
   const adjust = async () => {
     const chat = await update(
       `${renamed ? 'SET #name = :name ' : ''}ADD unreadCount :inc`,
-      ITEM_EXISTS,
-      { ':inc': unread, ...(renamed ? { ':name': change.name } : {}) },
+      `${ITEM_EXISTS}${kept}`,
+      { ':inc': unread, ...(renamed ? { ':name': change.name } : {}), ...keptValue },
       renamed,
     );
     return chat === 'condition_failed' ? undefined : chat;
   };
   if (change.at === undefined) return adjust();
   const gsi = chatGsi1(accountId, chatId, change.at);
+  const expiry = expiryAfter(change.at, messageDays).expiresAt;
   const moved = await update(
-    `SET chatId = :chatId, #name = ${renamed ? ':name' : 'if_not_exists(#name, :name)'}, lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk ADD unreadCount :inc`,
-    'attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t',
+    `SET chatId = :chatId, #name = ${renamed ? ':name' : 'if_not_exists(#name, :name)'}, lastMessageTime = :t, gsi1pk = :g1pk, gsi1sk = :g1sk${expiry === undefined ? '' : ', expiresAt = :expiresAt'} ADD unreadCount :inc`,
+    `(attribute_not_exists(lastMessageTime) OR lastMessageTime <= :t)${since === undefined ? '' : ' AND (attribute_not_exists(lastMessageTime) OR lastMessageTime >= :kept)'}`,
     {
       ':chatId': chatId,
       ':name': change.name ?? defaultName(chatId),
@@ -113,9 +136,19 @@ export async function updateChat(table: Table, accountId: string, chatId: string
       ':g1pk': gsi.gsi1pk,
       ':g1sk': gsi.gsi1sk,
       ':inc': unread,
+      ...(expiry === undefined ? {} : { ':expiresAt': expiry }),
+      ...keptValue,
     },
     true,
   );
+  if (moved !== 'condition_failed') return moved;
   // A newer message is there already: the count and the name still change, the order does not.
-  return moved === 'condition_failed' ? adjust() : moved;
+  const adjusted = await adjust();
+  if (adjusted || since === undefined) return adjusted;
+  // The stored chat expired with its last message and DynamoDB has not deleted it yet: it
+  // starts again, as a chat that did not exist (its old count went with its messages).
+  const fresh = applyChatChange(undefined, chatId, change);
+  if (!fresh) return undefined;
+  await table.doc.send(new PutCommand({ TableName: table.name, Item: chatItem(accountId, fresh, messageDays) }));
+  return fresh;
 }

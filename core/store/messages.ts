@@ -1,10 +1,11 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { messageGsi1, messageKey, messagesGsi1pk } from '../keys.js';
+import { messageGsi1, messageKey, messagesGsi1From, messagesGsi1pk } from '../keys.js';
 import { statusesBefore } from '../message-status.js';
 import { messageSchema, type Message, type MessageStatus } from '../schemas/message.js';
 import { toAttributes } from './attributes.js';
 import { queryGsi1, type Page } from './paging.js';
+import { expiryAfter, isExpired, keptSince } from './retention.js';
 import { ITEM_ABSENT, ITEM_EXISTS, writeIfCondition, type Table } from './table.js';
 import { isConditionalCheckFailed } from '../errors.js';
 
@@ -31,9 +32,11 @@ export interface MessageMarks {
   eventHeldByRecord?: boolean;
 }
 
-export const messageItem = (accountId: string, message: Message, marks: MessageMarks = {}) => ({
+/** The stored row; with a retention (retention.ts) it expires `messageDays` after the message's time. */
+export const messageItem = (accountId: string, message: Message, marks: MessageMarks = {}, messageDays?: number) => ({
   ...messageKey(accountId, message.messageId),
   ...messageGsi1(accountId, message.chatId, message.timestamp, message.messageId),
+  ...expiryAfter(message.timestamp, messageDays),
   ...message,
   ...(marks.eventPending ? { eventPending: true } : {}),
   ...(marks.eventHeldByRecord ? { eventHeldByRecord: true } : {}),
@@ -49,7 +52,7 @@ export async function putMessage(table: Table, accountId: string, message: Messa
   await table.doc.send(
     new PutCommand({
       TableName: table.name,
-      Item: messageItem(accountId, message, marks),
+      Item: messageItem(accountId, message, marks, table.retention?.messageDays),
     }),
   );
 }
@@ -64,7 +67,7 @@ export async function putMessageIfAbsent(table: Table, accountId: string, messag
     table.raw.send(
       new PutItemCommand({
         TableName: table.name,
-        Item: toAttributes(messageItem(accountId, message, marks)),
+        Item: toAttributes(messageItem(accountId, message, marks, table.retention?.messageDays)),
         ConditionExpression: ITEM_ABSENT,
       }),
     ),
@@ -73,7 +76,7 @@ export async function putMessageIfAbsent(table: Table, accountId: string, messag
 
 export async function findMessage(table: Table, accountId: string, messageId: string): Promise<Message | undefined> {
   const result = await table.doc.send(new GetCommand({ TableName: table.name, Key: messageKey(accountId, messageId) }));
-  return result.Item ? parseMessage(result.Item) : undefined;
+  return result.Item && !isExpired(result.Item) ? parseMessage(result.Item) : undefined;
 }
 
 /** A stored message with its marks (strongly consistent: the connector decides on them). */
@@ -105,7 +108,10 @@ export async function clearEventPending(table: Table, accountId: string, message
 
 /** Messages of one chat, newest first. */
 export async function listMessages(table: Table, accountId: string, chatId: string, page: Page): Promise<Message[]> {
-  const items = await queryGsi1(table, messagesGsi1pk(accountId, chatId), page, 'newest_first');
+  const since = keptSince(table.retention?.messageDays);
+  const items = await queryGsi1(table, messagesGsi1pk(accountId, chatId), page, 'newest_first', {
+    from: since === undefined ? undefined : messagesGsi1From(since),
+  });
   return items.map(parseMessage);
 }
 

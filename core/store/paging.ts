@@ -1,6 +1,7 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../errors.js';
 import { GSI1 } from '../keys.js';
+import { notExpiredFilter } from './retention.js';
 import type { Table } from './table.js';
 
 export interface Page {
@@ -20,10 +21,20 @@ export async function queryGsi1(
   gsi1pk: string,
   page: Page,
   order: 'newest_first' | 'oldest_first',
+  kept?: KeptRows,
 ): Promise<Record<string, unknown>[]> {
   const wanted = page.skip + page.limit;
-  const { items } = await queryPages(table, gsi1Query(gsi1pk, order), wanted);
+  const { items } = await queryPages(table, kept ? keptGsi1Query(gsi1pk, order, kept) : gsi1Query(gsi1pk, order), wanted);
   return items.slice(page.skip, wanted);
+}
+
+/**
+ * A list of rows that expire (retention.ts): `from`, the lowest `gsi1sk` still kept (absent:
+ * every row is kept by time), and the filter that leaves out rows whose own TTL has passed.
+ * Still one Query: the bound stops it where the expired rows begin instead of reading them.
+ */
+export interface KeptRows {
+  from?: string | undefined;
 }
 
 const gsi1Query = (gsi1pk: string, order: 'newest_first' | 'oldest_first') => ({
@@ -32,6 +43,21 @@ const gsi1Query = (gsi1pk: string, order: 'newest_first' | 'oldest_first') => ({
   ExpressionAttributeValues: { ':pk': gsi1pk },
   ScanIndexForward: order === 'oldest_first',
 });
+
+function keptGsi1Query(gsi1pk: string, order: 'newest_first' | 'oldest_first', kept: KeptRows) {
+  const filter = notExpiredFilter();
+  return {
+    IndexName: GSI1,
+    KeyConditionExpression: kept.from === undefined ? 'gsi1pk = :pk' : 'gsi1pk = :pk AND gsi1sk >= :from',
+    FilterExpression: filter.FilterExpression,
+    ExpressionAttributeValues: {
+      ':pk': gsi1pk,
+      ...(kept.from === undefined ? {} : { ':from': kept.from }),
+      ...filter.ExpressionAttributeValues,
+    },
+    ScanIndexForward: order === 'oldest_first',
+  };
+}
 
 /**
  * One page of a `gsi1` partition after `cursor` (absent: from the start): at most `limit` items,
@@ -144,7 +170,9 @@ export async function* gsi1RangePages(
   gsi1pk: string,
   range: { from?: string; to?: string },
   pageSize: number,
+  options: { skipExpired?: boolean } = {},
 ): AsyncGenerator<Record<string, unknown>[]> {
+  const filter = options.skipExpired ? notExpiredFilter() : undefined;
   const { from, to } = range;
   const condition =
     from !== undefined && to !== undefined
@@ -165,7 +193,9 @@ export async function* gsi1RangePages(
           ':pk': gsi1pk,
           ...(from !== undefined ? { ':from': from } : {}),
           ...(to !== undefined ? { ':to': to } : {}),
+          ...filter?.ExpressionAttributeValues,
         },
+        ...(filter ? { FilterExpression: filter.FilterExpression } : {}),
         ScanIndexForward: true,
         Limit: pageSize,
         ExclusiveStartKey: startKey,

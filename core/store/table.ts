@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AwsClients } from '../aws.js';
 import type { Config } from '../config.js';
 import { isConditionalCheckFailed } from '../errors.js';
+import type { Retention } from './retention.js';
 
 /** What every repository needs: the clients and the table name. */
 export interface Table {
@@ -10,10 +11,16 @@ export interface Table {
   /** The hot path's client: items in attribute form (attributes.ts), middleware built once. */
   raw: DynamoDBClient;
   name: string;
+  /** How long messages, chats and media rows are kept (retention.ts); absent: forever. */
+  retention?: Retention;
 }
 
-export function tableOf(config: Pick<Config, 'TABLE_NAME'>, clients: Pick<AwsClients, 'dynamo' | 'dynamoRaw'>): Table {
-  return { doc: clients.dynamo, raw: clients.dynamoRaw, name: config.TABLE_NAME };
+export function tableOf(
+  config: Pick<Config, 'TABLE_NAME'> & Partial<Pick<Config, 'MESSAGE_RETENTION_DAYS' | 'MEDIA_RETENTION_DAYS'>>,
+  clients: Pick<AwsClients, 'dynamo' | 'dynamoRaw'>,
+): Table {
+  const retention: Retention = { messageDays: config.MESSAGE_RETENTION_DAYS, mediaDays: config.MEDIA_RETENTION_DAYS };
+  return { doc: clients.dynamo, raw: clients.dynamoRaw, name: config.TABLE_NAME, retention };
 }
 
 /**

@@ -110,6 +110,8 @@ export function chatHistoryRoutes(services: Services): OpenAPIHono<AppEnv> {
         if (!found) throw new NotFoundError('Message not found');
         if (!found.mediaId) throw new NotFoundError('No media in message');
         record = await findMedia(table, accountId, found.mediaId);
+        // Under MEDIA_RETENTION_DAYS a message may outlive its media: gone by design, not a fault.
+        if (!record && table.retention?.mediaDays !== undefined) throw new NotFoundError('Media expired');
         if (!record) throw new OperationFailedError('media record missing for the message');
       }
       const object = await getStream(services.media, record.s3Key).catch((cause: unknown) => {

@@ -47,7 +47,14 @@ export interface GatewayApiProps {
   readonly vpc: ec2.IVpc;
   readonly settings: Pick<
     GatewaySettings,
-    'apiAccess' | 'privateApiCidr' | 'logLevel' | 'webhookAllowPrivate' | 'eventTargetArns' | 'apiKeySecretArn'
+    | 'apiAccess'
+    | 'privateApiCidr'
+    | 'logLevel'
+    | 'webhookAllowPrivate'
+    | 'eventTargetArns'
+    | 'apiKeySecretArn'
+    | 'messageRetentionDays'
+    | 'mediaRetentionDays'
   >;
 }
 

@@ -25,6 +25,8 @@ export interface ConnectorServiceProps {
     | 'logLevel'
     | 'webhookAllowPrivate'
     | 'eventTargetArns'
+    | 'messageRetentionDays'
+    | 'mediaRetentionDays'
     | 'containerInsights'
   >;
 }

@@ -3,7 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
-import { GSI1 } from '../../core/keys.js';
+import { ACCOUNT_OBJECTS_PREFIX, GSI1 } from '../../core/keys.js';
 
 /** Key and index names of core/ (see core/keys.ts and core/resources.ts): keep them in step. */
 export const tableSchema = {
@@ -25,6 +25,8 @@ export interface GatewayDataProps {
   readonly existingTableName?: string;
   readonly existingBucketName?: string;
   readonly retainData: boolean;
+  /** Media objects (and uploads a send left) expire this many days after they were stored; unset: kept. */
+  readonly mediaRetentionDays?: number | undefined;
 }
 
 /** How long the media bucket's server access logs are kept. */
@@ -60,7 +62,7 @@ export class GatewayData extends Construct {
       this.bucket = s3.Bucket.fromBucketName(this, 'MediaBucket', props.existingBucketName);
     } else {
       this.accessLogBucket = createAccessLogBucket(this, removalPolicy, !props.retainData);
-      this.bucket = createBucket(this, removalPolicy, !props.retainData, this.accessLogBucket);
+      this.bucket = createBucket(this, removalPolicy, !props.retainData, this.accessLogBucket, props.mediaRetentionDays);
     }
   }
 }
@@ -85,7 +87,13 @@ function createTable(scope: Construct, removalPolicy: RemovalPolicy): dynamodb.T
   return table;
 }
 
-function createBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDeleteObjects: boolean, accessLogs: s3.Bucket): s3.Bucket {
+function createBucket(
+  scope: Construct,
+  removalPolicy: RemovalPolicy,
+  autoDeleteObjects: boolean,
+  accessLogs: s3.Bucket,
+  mediaRetentionDays: number | undefined,
+): s3.Bucket {
   return new s3.Bucket(scope, 'MediaBucket', {
     blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
     encryption: s3.BucketEncryption.S3_MANAGED,
@@ -95,6 +103,11 @@ function createBucket(scope: Construct, removalPolicy: RemovalPolicy, autoDelete
     lifecycleRules: [
       // Uploads cut short (a client gone mid-request, a crashed connector) otherwise bill forever.
       { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      // Everything under `accounts/` is media or an upload: MEDIA_RETENTION_DAYS, as the
+      // connector and the API read it (the emulators' sweep applies the same rule locally).
+      ...(mediaRetentionDays === undefined
+        ? []
+        : [{ id: 'expire-media', prefix: ACCOUNT_OBJECTS_PREFIX, expiration: Duration.days(mediaRetentionDays) }]),
     ],
     serverAccessLogsBucket: accessLogs,
     serverAccessLogsPrefix: 'media/',

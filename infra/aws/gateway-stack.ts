@@ -33,6 +33,7 @@ export class GatewayStack extends Stack {
       existingTableName: settings.existingTableName,
       existingBucketName: settings.existingBucketName,
       retainData: settings.retainData,
+      mediaRetentionDays: settings.mediaRetentionDays,
     });
     const queues = new GatewayQueues(this, 'Queues', {
       commandShards: settings.commandShards,

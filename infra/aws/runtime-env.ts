@@ -32,7 +32,7 @@ type DeployedVariables = Pick<
   | 'LOG_LEVEL'
   | 'WEBHOOK_ALLOW_PRIVATE'
 > &
-  Partial<Pick<ConfigVariables, 'WEBHOOK_DLQ_NAME' | 'EVENT_TARGET_ARNS'>>;
+  Partial<Pick<ConfigVariables, 'WEBHOOK_DLQ_NAME' | 'EVENT_TARGET_ARNS' | 'MESSAGE_RETENTION_DAYS' | 'MEDIA_RETENTION_DAYS'>>;
 
 /**
  * The environment both the function and the connector run with. Queue URLs are passed so
@@ -43,7 +43,7 @@ type DeployedVariables = Pick<
  */
 export function runtimeEnvironment(
   resources: GatewayResources,
-  settings: Pick<GatewaySettings, 'logLevel' | 'webhookAllowPrivate' | 'eventTargetArns'>,
+  settings: Pick<GatewaySettings, 'logLevel' | 'webhookAllowPrivate' | 'eventTargetArns' | 'messageRetentionDays' | 'mediaRetentionDays'>,
 ): DeployedVariables {
   return {
     TABLE_NAME: resources.table.tableName,
@@ -58,5 +58,7 @@ export function runtimeEnvironment(
     LOG_LEVEL: settings.logLevel,
     WEBHOOK_ALLOW_PRIVATE: String(settings.webhookAllowPrivate),
     ...(settings.eventTargetArns.length > 0 ? { EVENT_TARGET_ARNS: settings.eventTargetArns.join(',') } : {}),
+    ...(settings.messageRetentionDays === undefined ? {} : { MESSAGE_RETENTION_DAYS: String(settings.messageRetentionDays) }),
+    ...(settings.mediaRetentionDays === undefined ? {} : { MEDIA_RETENTION_DAYS: String(settings.mediaRetentionDays) }),
   };
 }

@@ -7,6 +7,7 @@ import { parseTargetPatterns } from '../../core/aws-targets.js';
  * Context values given on the command line are strings, hence the coercions.
  */
 const optionalText = z.preprocess((v) => (v === '' ? undefined : v), z.string().optional());
+const optionalDays = z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).max(36_500).optional());
 const booleanFlag = (fallback: boolean) =>
   z
     .union([z.boolean(), z.enum(['true', 'false'])])
@@ -105,6 +106,14 @@ const gatewaySettingsSchema = z.object({
    * storage metrics). Off by default: about 35 custom metrics, some 10 USD a month (docs/deploy-aws.md, Options).
    */
   containerInsights: booleanFlag(false),
+  /**
+   * Retention (docs/deploy-aws.md, Retention): days a message (and its chat) is kept after its
+   * time, and days a media file is kept after it was stored. Unset: kept forever. Set as
+   * MESSAGE_RETENTION_DAYS and MEDIA_RETENTION_DAYS on the API and the connector; media also
+   * through a lifecycle rule of a bucket the stack creates (DynamoDB TTL is always on).
+   */
+  messageRetentionDays: optionalDays,
+  mediaRetentionDays: optionalDays,
   /** Keep the table and bucket when the stack is deleted (default) or delete them with it. */
   retainData: booleanFlag(true),
 

@@ -88,6 +88,12 @@ export async function startLocalStack(givenEnv: NodeJS.ProcessEnv = process.env,
     started('aws clients', async () => destroyClients(clients));
     // A local stack creates what it needs unless told not to (CREATE_RESOURCES=false).
     if (env.CREATE_RESOURCES !== 'false') await ensureResources(config, clients, logger);
+    if (emulators) {
+      // The emulators expire nothing: the stack applies DynamoDB TTL and the bucket's lifecycle itself.
+      const { startRetentionSweep } = await import('./retention-sweep.js');
+      const sweep = startRetentionSweep({ config, clients, logger });
+      started('retention sweep', () => sweep.stop());
+    }
 
     const { startApiServer } = await import('../../functions/server.js');
     const api = await startApiServer({ config, clients, logger, port: config.PORT, host: config.HOST });

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountObjectPrefix, mediaObjectKey } from '../../core/keys.js';
+import { listKeys, mediaStoreOf } from '../../core/media-store.js';
 import type { Message } from '../../core/schemas/message.js';
 import { findMessage } from '../../core/store/messages.js';
 import { createFixtureDir, generateTone, generateVideo } from '../connector/media/fixtures.js';
@@ -135,7 +137,7 @@ describe('media through the API', () => {
     expect(headers.get('content-type')).toBe('application/pdf');
   });
 
-  it("the sender's own copy is stored as fromMe with its media", async () => {
+  it("the sender's own copy is stored as fromMe with its media, the one copy kept: each upload goes once its send is settled", async () => {
     const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#aa2266' } })
       .png()
       .toBuffer();
@@ -147,5 +149,13 @@ describe('media through the API', () => {
     expect(own).toMatchObject({ fromMe: true, type: 'image', from: `${alice.phone}@s.whatsapp.net`, chatId: bobJid });
     const response = await fetch(`${api.url}/accounts/${alice.id}/messages/${messageId}/media`);
     expect(Buffer.from(await response.arrayBuffer()).equals(png)).toBe(true);
+    // Six files sent by alice in this suite: six objects, all the stored copies of her messages.
+    const store = mediaStoreOf(gw.stack.config, gw.stack.clients);
+    const kept = await waitFor('the uploads to be deleted', async () => {
+      const keys = await listKeys(store, accountObjectPrefix(alice.id));
+      return keys.some((key) => key.includes('/uploads/')) ? undefined : keys;
+    });
+    expect(kept).toHaveLength(6);
+    expect(kept).toContain(mediaObjectKey(alice.id, own.mediaId ?? ''));
   });
 });

@@ -73,6 +73,32 @@ describe('data', () => {
     });
   });
 
+  it('retention: unset, nothing expires; messageRetentionDays and mediaRetentionDays reach both runtimes, and media expire by a lifecycle rule on accounts/', () => {
+    const expiring = (rule: { Id?: string }) => rule.Id === 'expire-media';
+    const mediaRules = (synthesized: Template) =>
+      Object.values(synthesized.findResources('AWS::S3::Bucket'))
+        .flatMap((bucket) => (bucket.Properties?.LifecycleConfiguration?.Rules ?? []) as Array<{ Id?: string }>)
+        .filter(expiring);
+    expect(mediaRules(template)).toEqual([]);
+    expect(JSON.stringify(template.toJSON())).not.toContain('RETENTION_DAYS');
+
+    const { template: kept } = synthGateway({ messageRetentionDays: '30', mediaRetentionDays: '7' }, directories);
+    expect(mediaRules(kept)).toEqual([{ Id: 'expire-media', Prefix: 'accounts/', ExpirationInDays: 7, Status: 'Enabled' }]);
+    kept.hasResourceProperties('AWS::DynamoDB::Table', { TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true } });
+    kept.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ MESSAGE_RETENTION_DAYS: '30', MEDIA_RETENTION_DAYS: '7' }) },
+    });
+    for (const variable of [
+      { Name: 'MESSAGE_RETENTION_DAYS', Value: '30' },
+      { Name: 'MEDIA_RETENTION_DAYS', Value: '7' },
+    ]) {
+      kept.hasResourceProperties('AWS::ECS::TaskDefinition', {
+        ContainerDefinitions: [Match.objectLike({ Environment: Match.arrayWith([variable]) })],
+      });
+    }
+    expect(() => parseGatewaySettings({ mediaRetentionDays: '0' })).toThrow(/mediaRetentionDays/);
+  });
+
   it('media bucket: server access logs under media/ of a log bucket of its own, delivered under a bucket policy, kept 90 days', () => {
     const { accessLogBucket } = findData();
     if (!accessLogBucket) throw new Error('no access log bucket');
