@@ -13,12 +13,14 @@ import { tableWrites } from './table-writes.js';
  * Keys (built here, not in keys.ts: the log belongs to no account partition and expires by TTL):
  *   pk     `WHLOG#<webhookId>`            one partition per webhook: its log is one Query
  *   sk     `<createdAt, 15 digits>#<eventId>`
- *   gsi1pk `WHLOG#<webhookId>#<status>`   the same log split by status, for the status filter
+ *   gsi1pk `WHLOG#<webhookId>#<status>`   pending and failed entries only (a sparse index)
  *   gsi1sk the sk
  * The sort key starts with the event's first queueing time (Unix ms, zero-padded so string
  * order is time order), so the log reads newest first with ScanIndexForward=false and no
- * filter, and a status filter reads only matching items (an index Query, not a scan of 7 days
- * dropped by a FilterExpression). The time comes from the queued event, not from the attempt:
+ * filter. A filter on `pending` or `failed` reads only matching items (an index Query, not a scan
+ * of 7 days dropped by a FilterExpression). Delivered entries, nearly all of them, have no index
+ * copy: it cost a write unit per event and delivery (bench:cost, docs/benchmarks.md), and the
+ * `delivered` filter reads the log itself with a FilterExpression that lets most items through. The time comes from the queued event, not from the attempt:
  * every attempt of a pair rewrites the same item, so a retry finds it by key (BatchGet) without
  * a read first. A replay is queued again with a new `createdAt`: its attempts are a new entry,
  * under the same eventId. Events queued before `createdAt` existed use their body's timestamp.
@@ -85,7 +87,7 @@ export function createDeliveryLogWriter(table: Table): DeliveryLogWriter {
     record(pair, delivery, { inNoHurry = false, now = Date.now() } = {}) {
       const entry = {
         ...logKey(pair),
-        ...logGsi1(pair, delivery.status),
+        ...(delivery.status === 'delivered' ? {} : logGsi1(pair, delivery.status)),
         ...delivery,
         expiresAt: Math.floor(now / 1000) + RETENTION_SECONDS,
       };
@@ -114,19 +116,32 @@ export async function listDeliveries(
   webhookId: string,
   options: { status?: DeliveryStatus | undefined; limit: number },
 ): Promise<Delivery[]> {
-  const byStatus = options.status !== undefined;
-  const result = await table.doc.send(
-    new QueryCommand({
-      TableName: table.name,
-      ...(byStatus ? { IndexName: GSI1 } : {}),
-      KeyConditionExpression: byStatus ? 'gsi1pk = :pk' : 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': byStatus ? `${LOG_PREFIX}${webhookId}#${options.status}` : `${LOG_PREFIX}${webhookId}` },
-      ScanIndexForward: false,
-      Limit: options.limit,
-    }),
-  );
-  return (result.Items ?? []).flatMap((item) => {
-    const parsed = deliverySchema.safeParse(item);
-    return parsed.success ? [parsed.data] : [];
-  });
+  const { status, limit } = options;
+  const indexed = status === 'pending' || status === 'failed';
+  const entries: Delivery[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        ...(indexed ? { IndexName: GSI1 } : {}),
+        KeyConditionExpression: indexed ? 'gsi1pk = :pk' : 'pk = :pk',
+        ExpressionAttributeValues: {
+          ':pk': indexed ? `${LOG_PREFIX}${webhookId}#${status}` : `${LOG_PREFIX}${webhookId}`,
+          ...(status === 'delivered' ? { ':status': status } : {}),
+        },
+        ...(status === 'delivered' ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ScanIndexForward: false,
+        Limit: limit - entries.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of result.Items ?? []) {
+      const parsed = deliverySchema.safeParse(item);
+      if (parsed.success) entries.push(parsed.data);
+    }
+    // Only the filtered read may need another page (its Limit counts the items read, not kept).
+    startKey = status === 'delivered' ? result.LastEvaluatedKey : undefined;
+  } while (startKey && entries.length < limit);
+  return entries;
 }
