@@ -1,7 +1,7 @@
 /**
  * What bench:cost counted, as one map of meter lines, and what it costs at AWS list prices.
- * Lines: `ddb req <Action> <scope>` (requests), `ddb wt|wi|r <kind> <scope>` (write units of
- * the table and of index copies, read units), `sqs <Action> fifo|standard`, `s3 <PUT|GET|LIST|
+ * Lines: `ddb req <Action> <scope>` (requests), `ddb wt|wi|r|w <kind> <scope>` (write units of
+ * the table and of index copies, read units, item writes), `sqs <Action> fifo|standard`, `s3 <PUT|GET|LIST|
  * DELETE>`, `api <method>`. A scope is `account` (the item or key belongs to one account) or
  * `fixed` (the deployment's own: heartbeats, shard leases, queue polls, the accounts listing).
  */
@@ -43,6 +43,7 @@ export function snapshot(): Usage {
     if (entry.writeTable) usage.set(`ddb wt ${name}`, entry.writeTable);
     if (entry.writeIndex) usage.set(`ddb wi ${name}`, entry.writeIndex);
     if (entry.read) usage.set(`ddb r ${name}`, entry.read);
+    if (entry.writes) usage.set(`ddb w ${name}`, entry.writes);
   }
   for (const [name, n] of httpTotals()) usage.set(name, n);
   return usage;
@@ -135,15 +136,16 @@ export function fixedLines(tasks: number, vcpu = 0.5, gb = 1): BillLine[] {
 }
 
 /** The write and read units of `usage` by item kind, largest first (for the per-line view). */
-export function unitsByKind(usage: Usage): Array<{ kind: string; writeTable: number; writeIndex: number; read: number }> {
-  const kinds = new Map<string, { kind: string; writeTable: number; writeIndex: number; read: number }>();
+export function unitsByKind(usage: Usage): Array<{ kind: string; writeTable: number; writeIndex: number; read: number; writes: number }> {
+  const kinds = new Map<string, { kind: string; writeTable: number; writeIndex: number; read: number; writes: number }>();
   for (const [name, n] of usage) {
-    const match = /^ddb (wt|wi|r) (.+) (account|fixed)$/.exec(name);
+    const match = /^ddb (wt|wi|r|w) (.+) (account|fixed)$/.exec(name);
     if (!match) continue;
     const kind = (match[2] ?? '').replace(/ \(read\)$/, '');
-    const entry = kinds.get(kind) ?? { kind, writeTable: 0, writeIndex: 0, read: 0 };
+    const entry = kinds.get(kind) ?? { kind, writeTable: 0, writeIndex: 0, read: 0, writes: 0 };
     if (match[1] === 'wt') entry.writeTable += n;
     else if (match[1] === 'wi') entry.writeIndex += n;
+    else if (match[1] === 'w') entry.writes += n;
     else entry.read += n;
     kinds.set(kind, entry);
   }

@@ -152,10 +152,11 @@ function meteredRead(action: string, original: Action): Action {
   };
 }
 
-/** A Query's partition value as a key (`pk` or `gsi1pk`), or a batch's first key. */
+/** A Query's partition value (`pk` or `gsi1pk`) as a key, or a batch's first key. */
 function firstKeyValue(data: Record<string, unknown>): Item | undefined {
   const values = data.ExpressionAttributeValues as Record<string, Attr> | undefined;
-  const pk = values?.[':pk'];
+  const placeholder = /^\s*\w+\s*=\s*(:\w+)/.exec(String(data.KeyConditionExpression ?? ''))?.[1];
+  const pk = placeholder ? values?.[placeholder] : undefined;
   if (pk) return { pk };
   const requestItems = data.RequestItems as Record<string, { Keys?: Item[] }> | undefined;
   return requestItems ? Object.values(requestItems)[0]?.Keys?.[0] : undefined;

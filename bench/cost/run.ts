@@ -206,7 +206,9 @@ function describeUnits(usage: Usage): string {
   const kinds = unitsByKind(usage).filter((k) => k.writeTable + k.writeIndex > 0.005);
   const writes = kinds.reduce((t, k) => t + k.writeTable + k.writeIndex, 0);
   const reads = unitsByKind(usage).reduce((t, k) => t + k.read, 0);
-  const lines = kinds.map((k) => `${k.kind} ${k.writeTable.toFixed(2)}+${k.writeIndex.toFixed(2)}`).join(', ');
+  const lines = kinds
+    .map((k) => `${k.kind} ${k.writeTable.toFixed(2)}+${k.writeIndex.toFixed(2)} in ${k.writes.toFixed(2)} writes`)
+    .join(', ');
   return `${writes.toFixed(2)} (table+index by item: ${lines}); read units ${reads.toFixed(2)}`;
 }
 
