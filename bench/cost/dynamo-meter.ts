@@ -6,7 +6,7 @@
  *   its condition fails; each index copy it writes costs the same again (an index entry whose key
  *   moved is a delete plus a put: both);
  * - a read costs what dynalite reports for it (1 RCU per 4 KB read, half when eventually
- *   consistent; a Query by the items it read, before any filter).
+ *   consistent; a Query by the items it read, before any filter), and at least one 4 KB read.
  * Each unit is booked to the kind of item it touched (`MSG`, `CHAT`, `KEY`, `LEASE`...) and to
  * `account` when the item belongs to one account (its partition names it), else `fixed`.
  *
@@ -52,7 +52,7 @@ function kindOf(key: Item): { kind: string; scope: Scope } {
   const sk = textOf(key.sk);
   const partition = pk.split('#')[0] ?? pk;
   const scope: Scope = ACCOUNT_PARTITION.test(pk) ? 'account' : 'fixed';
-  if (partition === 'ACCOUNT') return { kind: sk.split('#')[0] ?? sk, scope };
+  if (partition === 'ACCOUNT') return { kind: sk === '' ? 'ACCOUNT' : (sk.split('#')[0] ?? sk), scope };
   if (partition === 'AUTH') return { kind: sk === 'creds' ? 'AUTH creds' : `AUTH ${sk.split('#')[1] ?? 'key'}`, scope };
   return { kind: partition, scope };
 }
@@ -139,9 +139,12 @@ function meteredRead(action: string, original: Action): Action {
     original(store, request, (error, result) => {
       if (!error && result && !inner) {
         const consumed = result.ConsumedCapacity as { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> | undefined;
-        const units = Array.isArray(consumed)
+        const reported = Array.isArray(consumed)
           ? consumed.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0)
           : (consumed?.CapacityUnits ?? 0);
+        // DynamoDB bills a read that finds nothing (an empty Query, a missing item) as one 4 KB
+        // read; dynalite reports 0 for it.
+        const units = action === 'BatchGetItem' ? reported : Math.max(reported, data.ConsistentRead ? 1 : 0.5);
         const keySource = (data.Key ?? firstKeyValue(data)) as Item | undefined;
         const { kind, scope } = keySource ? kindOf(keySource) : { kind: 'other', scope: scopeOfRequest(data) };
         book(`${kind} (read)`, scope, { read: units });
@@ -157,7 +160,10 @@ function firstKeyValue(data: Record<string, unknown>): Item | undefined {
   const values = data.ExpressionAttributeValues as Record<string, Attr> | undefined;
   const placeholder = /^\s*\w+\s*=\s*(:\w+)/.exec(String(data.KeyConditionExpression ?? ''))?.[1];
   const pk = placeholder ? values?.[placeholder] : undefined;
-  if (pk) return { pk };
+  // A sort key prefix (begins_with) names the kind of item under an account (INBOX#, OUTBOX#...).
+  const prefix = /begins_with\(\s*sk\s*,\s*(:\w+)\s*\)/.exec(String(data.KeyConditionExpression ?? ''))?.[1];
+  const sk = prefix ? values?.[prefix] : undefined;
+  if (pk) return sk ? { pk, sk } : { pk };
   const requestItems = data.RequestItems as Record<string, { Keys?: Item[] }> | undefined;
   return requestItems ? Object.values(requestItems)[0]?.Keys?.[0] : undefined;
 }

@@ -27,5 +27,7 @@ describe("bench:cost's DynamoDB meter", () => {
     const query = steps['a query of the index'];
     expect(query?.requests['Query account']).toBe(1);
     expect(query?.units['MSGS (read) account']?.read).toBe(0.5);
+    // A read that finds nothing is billed as one 4 KB read all the same.
+    expect(steps['an empty query']?.units['ACCOUNT (read) account']?.read).toBe(0.5);
   });
 });

@@ -73,6 +73,11 @@ await step('a query of the index', () =>
     }),
   ),
 );
+await step('an empty query', () =>
+  clients.dynamo.send(
+    new QueryCommand({ TableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'ACCOUNT#none' } }),
+  ),
+);
 process.stdout.write(`${JSON.stringify(steps)}\n`);
 destroyClients(clients);
 await emulators.stop();
