@@ -38,6 +38,8 @@ export interface InboxReplayDeps {
   /** The inbound pipeline (idempotent: a message stored already only gets its pending event). */
   handleUpsert(upsert: BaileysEventMap['messages.upsert']): Promise<void>;
   logger: Logger;
+  /** A periodic replay: the table is read only when this process may have left a record (Inbox.stranded). */
+  onlyIfLeft?: boolean;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface InboxReplayDeps {
  */
 export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: number; failed: number }> {
   const byMessage = new Map<string, InboxRecord[]>();
-  for (const record of await deps.inbox.stranded()) {
+  for (const record of await deps.inbox.stranded({ onlyIfLeft: deps.onlyIfLeft === true })) {
     const records = byMessage.get(record.messageId);
     if (records) records.push(record);
     else byMessage.set(record.messageId, [record]);
@@ -73,6 +75,7 @@ export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: nu
       replayed += 1;
     } catch (error) {
       failed += 1;
+      deps.inbox.keep();
       deps.logger.error(
         { accountId: deps.accountId, messageId, err: error },
         'write-ahead replay of a message failed: kept for the next one',

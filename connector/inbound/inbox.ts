@@ -51,6 +51,13 @@ export class Inbox {
   /** Hand-offs whose message was handled: its records go when they succeed. */
   private readonly handOffs = new Set<Promise<void>>();
   private readonly deletions = new Set<Promise<void>>();
+  /**
+   * A record of this process may be left in the table for a replay (a write, a handling or a
+   * deletion failed) since the last full read: only then does a periodic replay read the table
+   * (`stranded({ onlyIfLeft })`). Each session's Query every 5 minutes was nearly all of an idle
+   * account's AWS requests (12 an hour, bench:cost in docs/benchmarks.md).
+   */
+  private leftBehind = false;
 
   constructor(
     private readonly table: Table,
@@ -85,7 +92,13 @@ export class Inbox {
     let entry = this.inFlight.get(messageId);
     if (entry) entry.records.push(id);
     else this.inFlight.set(messageId, (entry = { records: [id], since: now }));
-    await this.writer.add(putInboxRequest(record));
+    try {
+      await this.writer.add(putInboxRequest(record));
+    } catch (error) {
+      // Maybe written all the same: a replay looks.
+      this.leftBehind = true;
+      throw error;
+    }
     entry.stored = true;
   }
 
@@ -140,6 +153,7 @@ export class Inbox {
     this.inFlight.delete(messageId);
     const deletion = this.remove(entry.records).catch((error: unknown) => {
       // The records stay; a replay finds the message stored and deletes them then.
+      this.leftBehind = true;
       this.log.warn({ err: error, messageId }, 'write-ahead record not deleted');
     });
     this.deletions.add(deletion);
@@ -149,16 +163,28 @@ export class Inbox {
   /** Handling the message failed: its records stay for the next replay. */
   release(messageId: string): void {
     this.inFlight.delete(messageId);
+    this.leftBehind = true;
+  }
+
+  /** A replay could not finish a record it read: it stays, and the next replay reads again. */
+  keep(): void {
+    this.leftBehind = true;
   }
 
   /**
    * The account's records that no handling in this process is waiting for: those of earlier
    * processes, of failed handling, and of messages whose upsert never came within
-   * `STRANDED_AFTER_MS` (the socket closed between the decryption and the event).
+   * `STRANDED_AFTER_MS` (the socket closed between the decryption and the event). `onlyIfLeft`:
+   * read the table only when this process may have left one (a periodic replay).
    */
-  async stranded(): Promise<InboxRecord[]> {
-    const records = await listInboxRecords(this.table, this.accountId);
+  async stranded(options: { onlyIfLeft?: boolean } = {}): Promise<InboxRecord[]> {
     const now = Date.now();
+    const overdue = [...this.inFlight.values()].some((entry) => now - entry.since > STRANDED_AFTER_MS);
+    // Records of earlier processes are read at each login (a full read); since then, only this
+    // process can have left any, and it knows when.
+    if (options.onlyIfLeft && !this.leftBehind && !overdue) return [];
+    this.leftBehind = false;
+    const records = await listInboxRecords(this.table, this.accountId);
     for (const [messageId, entry] of this.inFlight) {
       if (now - entry.since > STRANDED_AFTER_MS) this.inFlight.delete(messageId);
     }

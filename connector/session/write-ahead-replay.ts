@@ -36,6 +36,7 @@ export function queueInboxReplay(
       inbox: parts.inbox,
       me: { id: me.id, lid: me.lid },
       logger: parts.log,
+      onlyIfLeft: !atLogin,
       // Each replayed message's records are deleted only after its handling.
       handleUpsert: (upsert) => inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
     });

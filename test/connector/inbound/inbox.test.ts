@@ -281,6 +281,32 @@ describe('inbound write-ahead log', () => {
     expect(Number(message.messageTimestamp)).toBe(SECONDS);
   });
 
+  it('a periodic replay reads the table only when this process may have left a record: after a failed handling, not after settled ones', async () => {
+    const { table, counts, close } = countedTable(inbound.stack.config);
+    onTestFinished(close);
+    const accountId = inbound.newAccount();
+    const inbox = new Inbox(table, accountId, silentLogger);
+    const part = (id: string) => ({ stanza: stanzaFrom(id), part: 0, encType: 'msg', plaintext: plaintextOf({ conversation: id }) });
+    const queries = () => counts.get('QueryCommand') ?? 0;
+    const [settled, failing] = [nextId(), nextId()];
+
+    await inbox.record(part(settled));
+    inbox.retire(settled);
+    await inbox.drained();
+    expect(await inbox.stranded({ onlyIfLeft: true })).toEqual([]);
+    expect(queries()).toBe(0);
+
+    await inbox.record(part(failing));
+    inbox.release(failing);
+    expect((await inbox.stranded({ onlyIfLeft: true })).map((r) => r.messageId)).toEqual([failing]);
+    expect(queries()).toBe(1);
+    // Read once: nothing new was left since, so the next periodic replay reads nothing; a login's does.
+    expect(await inbox.stranded({ onlyIfLeft: true })).toEqual([]);
+    expect(queries()).toBe(1);
+    expect((await inbox.stranded()).map((r) => r.messageId)).toEqual([failing]);
+    expect(queries()).toBe(2);
+  });
+
   it("a settled record's deletion waits for the next record and leaves in the same request", async () => {
     const { table, counts, close } = countedTable(inbound.stack.config);
     onTestFinished(close);
