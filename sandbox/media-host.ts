@@ -30,7 +30,13 @@ function blobStore(dir: string | undefined): BlobStore {
   };
 }
 
-export interface MediaHost {
+/** What the phones upload to the media host directly, as WhatsApp's phone uploads to its CDN. */
+export interface MediaUploads {
+  /** Stores an encrypted blob; where it is served. */
+  upload(blob: Buffer): Promise<{ url: string; directPath: string }>;
+}
+
+export interface MediaHost extends MediaUploads {
   server: Server;
   /** `127.0.0.1:PORT`, what media_conn announces. */
   host: string;
@@ -59,8 +65,8 @@ function json(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** Every account's profile picture: one small green JPEG (8×8), the same for all. */
-const PROFILE_PICTURE = Buffer.from(
+/** Every account's profile picture: one small green JPEG (8×8), the same for all (and the image of seeded history). */
+export const PROFILE_PICTURE = Buffer.from(
   '/9j/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wAARCAAIAAgDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAT/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFQEBAQAAAAAAAAAAAAAAAAAABAb/xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oADAMBAAIRAxEAPwCoANNP/9k=',
   'base64',
 );
@@ -82,15 +88,19 @@ export async function startMediaHost(opts: {
 }): Promise<MediaHost> {
   const store = blobStore(opts.dir);
   let host = '';
+  const keep = async (blob: Buffer) => {
+    const id = randomBytes(16).toString('hex');
+    await store.put(id, blob);
+    return { url: `https://${host}/m/${id}`, directPath: `/m/${id}` };
+  };
   const server = createServer({ key: opts.tls.keyPem, cert: opts.tls.certPem }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://sandbox');
     const handle = async () => {
       if (req.method === 'POST' && UPLOAD_PATH.test(url.pathname)) {
         const body = await readBody(req);
         if (!body) return json(res, 413, { error: 'media too large' });
-        const id = randomBytes(16).toString('hex');
-        await store.put(id, body);
-        return json(res, 200, { url: `https://${host}/m/${id}`, direct_path: `/m/${id}` });
+        const { url, directPath } = await keep(body);
+        return json(res, 200, { url, direct_path: directPath });
       }
       if (req.method === 'GET' && PROFILE_PICTURE_PATH.test(url.pathname)) {
         res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': PROFILE_PICTURE.length });
@@ -127,6 +137,7 @@ export async function startMediaHost(opts: {
   return {
     server,
     host,
+    upload: keep,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

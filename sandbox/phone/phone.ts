@@ -15,6 +15,7 @@ import { lidJid, pnJid } from '../network/jids.js';
 import { KeyedSerial } from '../../core/serial.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
+import { chatPushNames, historyChunks, keepMessage, uploadedHistoryNotification, type HistoryKind } from './history.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -105,6 +106,8 @@ export class Phones {
         sends.push(this.sendEncrypted(phone, target, companion, message, attrs));
       }
       this.record(target, { id, from: pnJid(phone.phone), ...summarize(message), timestamp: now() });
+      keepMessage(target, pnJid(phone.phone), { id, fromMe: false, timestamp: now(), message }, { unread: true, pushName: phone.pushName });
+      keepMessage(phone, pnJid(target.phone), { id, fromMe: true, timestamp: now(), message });
     }
     const sentCopy: proto.IMessage = { deviceSentMessage: { destinationJid: destination, message } };
     for (const companion of phone.devices.values()) {
@@ -217,7 +220,12 @@ export class Phones {
               ? await cipher.decryptPreKeyWhisperMessage(item.ciphertext)
               : await cipher.decryptWhisperMessage(item.ciphertext);
           const message = proto.Message.decode(unpadRandomMax16(padded));
-          this.record(phone, { id: item.id, from: pnJid(sender.phone), ...summarize(message), timestamp: item.timestamp });
+          const summary = summarize(message);
+          this.record(phone, { id: item.id, from: pnJid(sender.phone), ...summary, timestamp: item.timestamp });
+          if (KEPT_IN_CONVERSATIONS.has(summary.type)) {
+            const entry = { id: item.id, fromMe: false, timestamp: item.timestamp, message };
+            keepMessage(phone, pnJid(sender.phone), entry, { unread: true, pushName: sender.pushName });
+          }
         } catch (err) {
           this.network.logger.warn({ err, messageId: item.id }, 'phone could not decrypt a message');
         }
@@ -259,21 +267,40 @@ export class Phones {
       conversations: [],
       phoneNumberToLidMappings: [phone, ...known].map((a) => ({ pnJid: pnJid(a.phone), lidJid: lidJid(a.lid) })),
     });
-    const pushNames = historySyncMessage(HistorySyncType.PUSH_NAME, {
-      pushnames: [phone, ...known].map((a) => ({ id: pnJid(a.phone), pushname: a.pushName })),
-    });
+    const names = new Map(chatPushNames(phone).map((p) => [p.id, p]));
+    for (const a of [phone, ...known]) names.set(pnJid(a.phone), { id: pnJid(a.phone), pushname: a.pushName });
+    const pushNames = historySyncMessage(HistorySyncType.PUSH_NAME, { pushnames: [...names.values()] });
     companion.bootstrapped = true;
     this.network.changed();
-    for (const message of [bootstrap, pushNames]) {
-      await this.sendEncrypted(phone, phone, companion, message, {
-        id: generateMessageID(),
-        type: 'text',
-        category: 'peer',
-        push_priority: 'high_force',
-      });
+    for (const message of [bootstrap, pushNames]) await this.sendToCompanion(phone, companion, message);
+    // The conversations follow, each chunk its own turn on the phone's queue: the phone keeps
+    // answering in between, as a real phone goes on while it uploads its history.
+    void this.sendHistory(phone, companion, 'recent')
+      .then(() => (companion.fullSync ? this.sendHistory(phone, companion, 'full') : undefined))
+      .catch((err: unknown) => this.network.logger.warn({ err, phone: phone.phone }, 'history sync failed'));
+  }
+
+  /** A peer message from device 0 to one of its companions (history syncs, answers to its requests). */
+  private sendToCompanion(phone: Account, companion: CompanionDevice, message: proto.IMessage): Promise<void> {
+    return this.sendEncrypted(phone, phone, companion, message, {
+      id: generateMessageID(),
+      type: 'text',
+      category: 'peer',
+      push_priority: 'high_force',
+    });
+  }
+
+  /** One history sync (RECENT or FULL) to a companion, chunk by chunk (phone/history.ts). */
+  private async sendHistory(phone: Account, companion: CompanionDevice, kind: HistoryKind): Promise<void> {
+    for (const chunk of historyChunks(phone, kind)) {
+      const notification = await uploadedHistoryNotification(chunk, this.network.media);
+      await this.serial(phone, () => this.sendToCompanion(phone, companion, notification));
     }
   }
 }
+
+/** What a phone keeps in its conversations: messages people read, not reactions or protocol messages. */
+const KEPT_IN_CONVERSATIONS: ReadonlySet<string> = new Set(['text', 'image', 'video', 'audio', 'document', 'sticker']);
 
 /** A history sync sent inline, as WhatsApp sends small ones (initialHistBootstrapInlinePayload). */
 function historySyncMessage(syncType: proto.HistorySync.HistorySyncType, history: Omit<proto.IHistorySync, 'syncType'>): proto.IMessage {
