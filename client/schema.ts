@@ -1083,6 +1083,7 @@ export interface components {
         | 'qr'
         | 'call'
         | 'account.limit'
+        | 'history.sync'
       )[];
       /** @description Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it. */
       secret?: string | null;
@@ -3875,6 +3876,7 @@ export interface operations {
                 timestamp: number;
               }[];
               mediaError?: string;
+              historical?: boolean;
             }[];
           };
         };
@@ -3992,6 +3994,7 @@ export interface operations {
                 timestamp: number;
               }[];
               mediaError?: string;
+              historical?: boolean;
             };
           };
         };

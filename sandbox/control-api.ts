@@ -34,6 +34,7 @@ const historySeedSchema = z.object({
   days: z.number().int().min(1).max(3650).optional(),
   media: z.number().int().min(0).max(100).optional(),
 });
+const historyPushSchema = z.object({ kind: z.enum(['recent', 'full']) });
 const phoneReceiptSchema = z.object({
   messageIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
   chatJid: z.string().min(1).max(100).optional(),
@@ -165,6 +166,13 @@ export function createControlApi(core: SandboxCore): Hono {
     const seeded = await seedHistory(account, { ...size, days: days ?? 365, media: media ?? 0 }, core.network.media);
     core.network.changed();
     return c.json({ ok: true, ...seeded });
+  });
+  /** The phone sends its RECENT or FULL history to its linked companions again (a repeated sync). */
+  app.post('/phones/:phone/history/push', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { kind } = await body(c, historyPushSchema);
+    await core.phones.pushHistory(account, kind);
+    return c.json({ ok: true });
   });
   /** The conversations the phone keeps: per chat, its name, push name, unread count and message ids, oldest first. */
   app.get('/phones/:phone/history', (c) => {

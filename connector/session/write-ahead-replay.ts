@@ -1,4 +1,4 @@
-import type { Contact } from '@whiskeysockets/baileys';
+import type { Contact, WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import type { Inbox } from '../inbound/inbox.js';
 import { replayInbox } from '../inbound/inbox-replay.js';
@@ -13,6 +13,8 @@ export interface ReplayParts {
   inbox: Inbox;
   log: Logger;
   inbound: InboundHandlers;
+  /** The import of a history chunk a replayed notification announces; undefined for other messages. */
+  importHistory(message: WAMessage): Promise<void> | undefined;
 }
 
 /**
@@ -36,8 +38,13 @@ export function queueInboxReplay(
       inbox: parts.inbox,
       me: { id: me.id, lid: me.lid },
       logger: parts.log,
-      // Each replayed message's records are deleted only after its handling.
-      handleUpsert: (upsert) => inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
+      // Each replayed message's records are deleted only after its handling: a history chunk's
+      // once it is imported again (history-import.ts), which the inbound queue waits for.
+      handleUpsert: (upsert) => {
+        const [message] = upsert.messages;
+        const imported = message && upsert.messages.length === 1 ? parts.importHistory(message) : undefined;
+        return imported ?? inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' });
+      },
     });
     await inbound.replayOutbox(accountId, { atLogin });
   });

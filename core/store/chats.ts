@@ -30,6 +30,8 @@ export async function listChats(table: Table, accountId: string, page: Page): Pr
 export interface ChatChange {
   at?: number;
   unread?: number;
+  /** The phone's own unread count (history): the count becomes at least this, after `unread`. */
+  unreadAtLeast?: number;
   name?: string;
 }
 
@@ -45,14 +47,15 @@ const defaultName = (chatId: string) => {
 /** The chat after `change` (undefined: it does not exist, and the change does not create it). */
 export function applyChatChange(chat: Chat | undefined, chatId: string, change: ChatChange): Chat | undefined {
   const unread = change.unread ?? 0;
+  const atLeast = (count: number) => Math.max(count, change.unreadAtLeast ?? count);
   if (!chat) {
     if (change.at === undefined) return undefined;
-    return { chatId, name: change.name ?? defaultName(chatId), unreadCount: unread, lastMessageTime: change.at };
+    return { chatId, name: change.name ?? defaultName(chatId), unreadCount: atLeast(unread), lastMessageTime: change.at };
   }
   return {
     chatId,
     name: change.name ?? chat.name,
-    unreadCount: chat.unreadCount + unread,
+    unreadCount: atLeast(chat.unreadCount + unread),
     lastMessageTime: change.at === undefined ? chat.lastMessageTime : Math.max(chat.lastMessageTime, change.at),
   };
 }

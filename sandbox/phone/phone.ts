@@ -290,6 +290,11 @@ export class Phones {
     });
   }
 
+  /** Sends a history sync to every linked companion again, as the phone may (POST /phones/:phone/history/push). */
+  async pushHistory(phone: Account, kind: HistoryKind): Promise<void> {
+    await Promise.all([...phone.devices.values()].map((companion) => this.sendHistory(phone, companion, kind)));
+  }
+
   /** One history sync (RECENT or FULL) to a companion, chunk by chunk (phone/history.ts). */
   private async sendHistory(phone: Account, companion: CompanionDevice, kind: HistoryKind): Promise<void> {
     for (const chunk of historyChunks(phone, kind)) {
