@@ -171,6 +171,26 @@ function conversationOf(chat: PhoneChat, messages: readonly PhoneHistoryMessage[
   };
 }
 
+/**
+ * The phone's answer to a companion's on-demand request (Baileys `fetchMessageHistory`): up to
+ * `onDemandMsgCount` messages of the chat just before the one the companion holds as its oldest
+ * (found by id, else by time), as one ON_DEMAND chunk; no conversation when there are none.
+ */
+export function onDemandChunk(
+  account: Account,
+  request: proto.Message.PeerDataOperationRequestMessage.IHistorySyncOnDemandRequest,
+): proto.IHistorySync {
+  const syncType = proto.HistorySync.HistorySyncType.ON_DEMAND;
+  const chat = request.chatJid ? account.phoneIdentity.chats.get(request.chatJid) : undefined;
+  if (!chat) return { syncType, chunkOrder: 0, progress: 100, conversations: [] };
+  const byId = chat.messages.findIndex((m) => m.id === request.oldestMsgId);
+  const before = Number(request.oldestMsgTimestampMs ?? 0) / 1000;
+  const end = byId >= 0 ? byId : chat.messages.filter((m) => m.timestamp < before).length;
+  const count = Math.max(0, Math.min(Number(request.onDemandMsgCount ?? 0), 50));
+  const part = chat.messages.slice(Math.max(0, end - count), end);
+  return { syncType, chunkOrder: 0, progress: 100, conversations: part.length > 0 ? [conversationOf(chat, part)] : [] };
+}
+
 /** The push names of the people the phone has conversations with, for its PUSH_NAME sync. */
 export function chatPushNames(account: Account): proto.IPushname[] {
   return [...account.phoneIdentity.chats.values()].flatMap((chat) => (chat.pushName ? [{ id: chat.jid, pushname: chat.pushName }] : []));
@@ -181,7 +201,12 @@ export function chatPushNames(account: Account): proto.IPushname[] {
  * the chunk deflated, encrypted like media of type 'md-msg-hist' and uploaded to the media host;
  * the companion downloads and decrypts it (Baileys Utils/history.js `downloadHistory`).
  */
-export async function uploadedHistoryNotification(chunk: proto.IHistorySync, uploads: MediaUploads | undefined): Promise<proto.IMessage> {
+export async function uploadedHistoryNotification(
+  chunk: proto.IHistorySync,
+  uploads: MediaUploads | undefined,
+  /** The id of the companion's request an ON_DEMAND chunk answers. */
+  peerDataRequestSessionId?: string,
+): Promise<proto.IMessage> {
   if (!uploads) throw new Error('the media host is not running');
   const media = await encryptMedia(deflateSync(proto.HistorySync.encode(chunk).finish()), 'md-msg-hist');
   const { directPath } = await uploads.upload(media.blob);
@@ -200,6 +225,7 @@ export async function uploadedHistoryNotification(chunk: proto.IHistorySync, upl
         syncType: chunk.syncType as unknown as proto.Message.HistorySyncType,
         chunkOrder: chunk.chunkOrder ?? 0,
         progress: chunk.progress ?? 100,
+        ...(peerDataRequestSessionId ? { peerDataRequestSessionId } : {}),
         ...(Number.isFinite(oldest) ? { oldestMsgInChunkTimestampSec: oldest } : {}),
       },
     },

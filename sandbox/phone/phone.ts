@@ -15,7 +15,7 @@ import { lidJid, pnJid } from '../network/jids.js';
 import { KeyedSerial } from '../../core/serial.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
-import { chatPushNames, historyChunks, keepMessage, uploadedHistoryNotification, type HistoryKind } from './history.js';
+import { chatPushNames, historyChunks, keepMessage, onDemandChunk, uploadedHistoryNotification, type HistoryKind } from './history.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -139,9 +139,16 @@ export class Phones {
    * inbox is read (`readInbox`), in arrival order, which is what the Signal ratchet needs.
    */
   receive(phone: Account, sender: Account, senderDevice: number, stanza: BinaryNode): void {
-    if (sender === phone) return;
     const enc = Array.isArray(stanza.content) ? stanza.content.find((n) => n.tag === 'enc') : undefined;
     if (!enc || !(enc.content instanceof Uint8Array)) return;
+    if (sender === phone) {
+      if (stanza.attrs.category !== 'peer') return;
+      const ciphertext = Buffer.from(enc.content);
+      this.answerPeer(phone, senderDevice, stanza.attrs.id ?? '', enc.attrs.type ?? 'msg', ciphertext).catch((err: unknown) => {
+        this.network.logger.warn({ err, phone: phone.phone }, 'phone could not answer a peer request');
+      });
+      return;
+    }
     const id = stanza.attrs.id ?? '';
     const pending = phone.phoneIdentity.undecrypted;
     pending.push({
@@ -230,6 +237,27 @@ export class Phones {
           this.network.logger.warn({ err, messageId: item.id }, 'phone could not decrypt a message');
         }
       }
+    });
+  }
+
+  /**
+   * A peer message from one of the phone's own companions: an on-demand history request
+   * (PEER_DATA_OPERATION_REQUEST_MESSAGE, HISTORY_SYNC_ON_DEMAND) is answered with an ON_DEMAND
+   * history sync (phone/history.ts `onDemandChunk`); other requests are not modelled.
+   */
+  private answerPeer(phone: Account, device: number, requestId: string, type: string, ciphertext: Buffer): Promise<void> {
+    return this.serial(phone, async () => {
+      const cipher = new SessionCipher(this.store(phone), this.address(phone, device));
+      const padded =
+        type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
+      const decoded = proto.Message.decode(unpadRandomMax16(padded));
+      // What a companion sends its own devices comes wrapped as sent to a destination.
+      const operation = (decoded.deviceSentMessage?.message ?? decoded).protocolMessage?.peerDataOperationRequestMessage;
+      const request = operation?.historySyncOnDemandRequest;
+      const companion = phone.devices.get(device);
+      if (!request || !companion) return;
+      const notification = await uploadedHistoryNotification(onDemandChunk(phone, request), this.network.media, requestId);
+      await this.sendToCompanion(phone, companion, notification);
     });
   }
 

@@ -148,6 +148,51 @@ describe('history import through the sandbox and the API', { timeout: 180_000 },
     expect(messageEvents(recent.id).filter((e) => e.messageId === live.id)).toHaveLength(1);
   });
 
+  it('on demand: the phone sends older messages of a chat, posted as history.sync on_demand', async () => {
+    const chat = phoneChats.get(recent.phone)?.find((c) => c.name === undefined);
+    if (!chat) throw new Error('no seeded chat');
+    const before = await messagesOf(recent.id, chat.jid);
+    const oldest = before.at(-1);
+    const asked = await api.call('POST', `/accounts/${recent.id}/chats/${chat.jid}/history`, { count: 5 });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    expect(asked.body).toEqual({ ok: true, requested: 5 });
+    const event = await waitFor('the on_demand history.sync', () => historyEvents(recent.id).find((e) => e.syncType === 'on_demand'));
+    expect(event).toMatchObject({ progress: 100, chats: 1, messages: 5 });
+    const after = await messagesOf(recent.id, chat.jid);
+    const at = chat.messages.findIndex((m) => m.id === oldest?.messageId);
+    expect(at).toBeGreaterThanOrEqual(5);
+    expect(after.slice(before.length).map((m) => m.messageId)).toEqual(
+      chat.messages
+        .slice(at - 5, at)
+        .map((m) => m.id)
+        .reverse(),
+    );
+    expect(after.every((m) => m.historical)).toBe(true);
+  });
+
+  it('on demand: count from 1 to 50, a known chat and account, else the API errors', async () => {
+    const chatId = phoneChats.get(recent.phone)?.[0]?.jid ?? '';
+    const post = (accountId: string, chat: string, body?: unknown) =>
+      api.call('POST', `/accounts/${accountId}/chats/${chat}/history`, body);
+    for (const count of [0, 51, 2.5, 'five']) {
+      const refused = await post(recent.id, chatId, { count });
+      expect(refused.status, String(count)).toBe(400);
+      expect(refused.body).toEqual({ ok: false, error: 'count must be an integer from 1 to 50' });
+    }
+    const noBody = await post(recent.id, chatId);
+    expect(noBody.status).toBe(400);
+    expect(noBody.body).toMatchObject({ ok: false });
+    const badChat = await post(recent.id, 'not-a-jid', { count: 5 });
+    expect(badChat.status).toBe(400);
+    expect(badChat.body).toMatchObject({ ok: false });
+    const unknownChat = await post(recent.id, '15550920999@s.whatsapp.net', { count: 5 });
+    expect(unknownChat.status).toBe(404);
+    expect(unknownChat.body).toEqual({ ok: false, error: 'Chat not found' });
+    const unknownAccount = await post('nosuchaccount', chatId, { count: 5 });
+    expect(unknownAccount.status).toBe(404);
+    expect(unknownAccount.body).toEqual({ ok: false, error: 'Account not found' });
+  });
+
   it('history: none imports nothing', async () => {
     const from = gw.logs.lines.length;
     await link(none, 'none');

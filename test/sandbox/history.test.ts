@@ -147,4 +147,29 @@ describe('sandbox: the phone pushes its history to a newly linked companion', ()
     });
     expect(client.histories.filter((h) => h.syncType === HistorySyncType.FULL)).toEqual([]);
   });
+  it('answers an on-demand request (the peer message to device 0) with an ON_DEMAND sync of the messages before', async () => {
+    // The companion with RECENT only: Baileys drops history messages it was given before
+    // (Utils/event-buffer.js), and the other one has the older ones from FULL.
+    const client = clients[1];
+    if (!client?.sock) throw new Error('no linked client');
+    const chat = phoneChats[3];
+    const oldest = client.histories
+      .filter((h) => h.syncType === HistorySyncType.RECENT)
+      .flatMap((h) => h.messages)
+      .filter((m) => m.key.remoteJid === chat?.jid)
+      .sort((a, b) => Number(a.messageTimestamp) - Number(b.messageTimestamp))[0];
+    if (!chat || !oldest) throw new Error('no RECENT message of the chat');
+    await client.sock.fetchMessageHistory(5, oldest.key, Number(oldest.messageTimestamp) * 1000);
+    const [answer] = await waitFor('the ON_DEMAND sync', () => {
+      const found = client.histories.filter((h) => h.syncType === HistorySyncType.ON_DEMAND);
+      return found.length > 0 ? found : undefined;
+    });
+    const at = chat.messages.findIndex((m) => m.id === oldest.key.id);
+    expect(answer?.messages.map((m) => m.key.id).sort()).toEqual(
+      chat.messages
+        .slice(at - 5, at)
+        .map((m) => m.id)
+        .sort(),
+    );
+  });
 });
