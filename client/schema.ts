@@ -4164,7 +4164,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Account not found / Message not found / No media in message */
+      /** @description Account not found / Message not found / No media in message / Media no longer available */
       404: {
         headers: {
           [name: string]: unknown;

@@ -1,7 +1,8 @@
 /**
  * What one history chunk becomes in the store, without I/O: its messages mapped like live ones
  * (map-message.ts) and marked `historical`, and per chat the change it brings (the phone's unread
- * count as a floor, the time of its last message, a name). Reactions, edits, revokes and votes in
+ * count as a floor, the time of its last message, a name), and what finds each message's media on
+ * WhatsApp (fetched on its first download, media-fetch.ts). Reactions, edits, revokes and votes in
  * the history are not applied: the phone's copy of a message already carries their outcome.
  */
 import { proto, type Chat as BaileysChat, type WAMessage } from '@whiskeysockets/baileys';
@@ -41,6 +42,8 @@ export function settingImports(mode: AccountSettings['history'], kind: SyncKind)
 
 export interface ChunkPlan {
   messages: Message[];
+  /** Messages with media: their content as proto.Message bytes, which finds the media on WhatsApp later. */
+  media: Array<{ messageId: string; content: Uint8Array }>;
   chats: Array<{ chatId: string; change: ChatChange }>;
 }
 
@@ -56,6 +59,7 @@ export function planChunk(
   names: Names,
 ): ChunkPlan {
   const messages: Message[] = [];
+  const media: ChunkPlan['media'] = [];
   const pushNames = new Map<string, string>();
   const newest = new Map<string, number>();
   for (const msg of history.messages) {
@@ -64,6 +68,7 @@ export function planChunk(
     if (action.kind !== 'message' || !isChatId(action.message.chatId)) continue;
     const status = action.message.fromMe ? statusFromBaileys(msg.status) : undefined;
     messages.push({ ...action.message, ...(status && !action.message.status ? { status } : {}), historical: true });
+    if (action.media && msg.message) media.push({ messageId: msg.key.id, content: proto.Message.encode(msg.message).finish() });
     newest.set(action.message.chatId, Math.max(newest.get(action.message.chatId) ?? 0, action.message.timestamp));
     if (!action.message.fromMe && msg.pushName && action.message.from === action.message.chatId) {
       pushNames.set(action.message.chatId, msg.pushName);
@@ -80,7 +85,7 @@ export function planChunk(
     const unread = Number(chat.unreadCount ?? 0);
     chats.push({ chatId, change: { at, unreadAtLeast: Math.max(0, unread), ...(name ? { name } : {}) } });
   }
-  return { messages, chats };
+  return { messages, media, chats };
 }
 
 /** Chats the gateway keeps: people (by phone number or LID) and groups. */

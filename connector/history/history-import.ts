@@ -3,7 +3,9 @@ import type { Logger } from '../../core/logger.js';
 import type { AccountSettings } from '../../core/schemas/settings.js';
 import { SerialQueue } from '../../core/serial.js';
 import { chatWriterOf, type ChatWriter } from '../../core/store/chat-writer.js';
+import { historyMediaPut } from '../../core/store/history-media.js';
 import type { Table } from '../../core/store/table.js';
+import { writeInSharedRequests } from '../../core/store/table-writes.js';
 import type { FetchDispatcher } from '../network/network-options.js';
 import type { ContactBook } from '../session/contact-book.js';
 import type { SessionEvents } from '../session/session-events.js';
@@ -118,9 +120,18 @@ export class HistoryImport {
     );
   }
 
-  /** Writes the chunk's rows, then its chats, a few requests at a time; answers how many rows were new. */
+  /**
+   * Writes what finds the chunk's media, then its rows, then its chats, a few requests at a time
+   * (a row never exists without its media's whereabouts); answers how many rows were new.
+   */
   private async store(plan: ChunkPlan): Promise<number> {
-    const { accountId } = this.deps;
+    const { accountId, table } = this.deps;
+    if (plan.media.length > 0) {
+      await writeInSharedRequests(
+        table,
+        plan.media.map(({ messageId, content }) => historyMediaPut(accountId, messageId, content)),
+      );
+    }
     let stored = 0;
     for (let i = 0; i < plan.messages.length; i += WRITES_AT_ONCE) {
       this.checkOpen();

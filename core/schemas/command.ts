@@ -140,6 +140,15 @@ const requestHistoryCommandSchema = z.object({
   type: z.literal('request_history'),
   payload: z.object({ messageId: z.string(), to: jidSchema('to'), count: z.number().int().min(1).max(50) }),
 });
+/**
+ * The media of an imported message, fetched from WhatsApp on its first download (docs/history.md).
+ * `messageId` names the request's outbound record; `targetMessageId` the message.
+ */
+const fetchMediaCommandSchema = z.object({
+  ...base,
+  type: z.literal('fetch_media'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), targetMessageId: z.string() }),
+});
 export const presenceStateSchema = z.enum(['typing', 'recording', 'paused', 'available', 'unavailable']);
 const sendPresenceCommandSchema = z.object({
   ...base,
@@ -217,6 +226,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   markChatReadCommandSchema,
   sendPresenceCommandSchema,
   requestHistoryCommandSchema,
+  fetchMediaCommandSchema,
   groupCommandSchema,
   socketQueryCommandSchema,
   sendQueuedCommandSchema,
@@ -227,7 +237,7 @@ export type CommandType = Command['type'];
 export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
 /** Commands that send something and finish an outbound record. */
 export type SendCommand = CommandOf<
-  'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message' | KindCommandType | 'request_history'
+  'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message' | KindCommandType | 'request_history' | 'fetch_media'
 >;
 /** The sends and actions of connector/commands/kind-handlers.ts. */
 type KindCommandType =

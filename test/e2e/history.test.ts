@@ -3,6 +3,7 @@ import { startTestApi, type TestApi } from '../support/test-api.js';
 import { waitFor } from '../support/wait.js';
 import { startGateway, type Gateway } from './support/gateway.js';
 import type { SandboxChat } from './support/sandbox-control.js';
+import { PROFILE_PICTURE } from '../../sandbox/media-host.js';
 
 const RECENT_MS = 90 * 86_400_000;
 const jidOf = (phone: string) => `${phone}@s.whatsapp.net`;
@@ -75,7 +76,7 @@ describe('history import through the sandbox and the API', { timeout: 180_000 },
     await gw.control.createPhone(dan.phone, dan.pushName);
     for (const account of [recent, none, full]) {
       await gw.control.createPhone(account.phone);
-      await gw.control.seedHistory(account.phone, { chats: 5, messagesPerChat: 30, days: 365 });
+      await gw.control.seedHistory(account.phone, { chats: 5, messagesPerChat: 30, days: 365, media: 1 });
       // A conversation with a person on the network, kept by the phone before the link.
       await gw.control.sendFromPhone(dan.phone, account.phone, `hello ${account.id}`);
       await gw.control.sendFromPhone(account.phone, dan.phone, 'hello dan');
@@ -191,6 +192,20 @@ describe('history import through the sandbox and the API', { timeout: 180_000 },
     const unknownAccount = await post('nosuchaccount', chatId, { count: 5 });
     expect(unknownAccount.status).toBe(404);
     expect(unknownAccount.body).toEqual({ ok: false, error: 'Account not found' });
+  });
+
+  it('media of history is fetched from WhatsApp on its first download, then served from the store', async () => {
+    const chat = phoneChats.get(recent.phone)?.[0];
+    const imageId = chat?.messages.at(-1)?.id ?? '';
+    const before = await api.call('GET', `/accounts/${recent.id}/messages/${imageId}`);
+    expect(before.body.message).toMatchObject({ type: 'image', hasMedia: true, historical: true });
+    expect(before.body.message).not.toHaveProperty('mediaId');
+    const first = await fetch(`${api.url}/accounts/${recent.id}/messages/${imageId}/media`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('image/jpeg');
+    expect(Buffer.compare(Buffer.from(await first.arrayBuffer()), PROFILE_PICTURE)).toBe(0);
+    const after = await api.call('GET', `/accounts/${recent.id}/messages/${imageId}`);
+    expect(after.body.message).toMatchObject({ mediaId: expect.any(String) });
   });
 
   it('history: none imports nothing', async () => {

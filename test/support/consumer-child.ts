@@ -39,6 +39,7 @@ const handlers: CommandHandlers = {
   mark_chat_read: never,
   send_presence: never,
   request_history: never,
+  fetch_media: never,
   group: never,
   socket_query: never,
   send_queued: never,

@@ -48,6 +48,7 @@ const SEND_TYPES = new Set([
   'mark_chat_read',
   'send_presence',
   'request_history',
+  'fetch_media',
 ]);
 
 /**
