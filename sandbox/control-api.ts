@@ -10,6 +10,7 @@ import { kickAllDevices, kickDevice, KICK_KINDS } from './kicks.js';
 import { findReceived, sendPhoneReceipts, type PhoneReceiptType } from './phone/receipts.js';
 import { parseWaVersion } from '../core/wa-version.js';
 import { seedHistory } from './phone/history.js';
+import { expireKeptMedia } from './phone/media-retry.js';
 
 const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
 const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
@@ -35,6 +36,7 @@ const historySeedSchema = z.object({
   media: z.number().int().min(0).max(100).optional(),
 });
 const historyPushSchema = z.object({ kind: z.enum(['recent', 'full']) });
+const mediaExpireSchema = z.object({ messageId: z.string().min(1).max(128), phoneKeeps: z.boolean().optional() });
 const phoneReceiptSchema = z.object({
   messageIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
   chatJid: z.string().min(1).max(100).optional(),
@@ -172,6 +174,18 @@ export function createControlApi(core: SandboxCore): Hono {
     const account = accountOf(core, c.req.param('phone'));
     const { kind } = await body(c, historyPushSchema);
     await core.phones.pushHistory(account, kind);
+    return c.json({ ok: true });
+  });
+  /**
+   * The media host forgets the file of a message the phone keeps, as WhatsApp's CDN forgets old
+   * media; `phoneKeeps` (default true): the phone can still upload it again when a companion asks.
+   */
+  app.post('/phones/:phone/media/expire', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { messageId, phoneKeeps } = await body(c, mediaExpireSchema);
+    if (!(await expireKeptMedia(core.network, account, messageId, phoneKeeps ?? true))) {
+      throw new HTTPException(404, { message: 'no media of that message on the media host' });
+    }
     return c.json({ ok: true });
   });
   /** The conversations the phone keeps: per chat, its name, push name, unread count and message ids, oldest first. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
@@ -16,17 +16,23 @@ const DOWNLOAD_PATH = /^\/m\/([a-f0-9]{32})$/;
 interface BlobStore {
   put(id: string, data: Buffer): Promise<void>;
   get(id: string): Promise<Buffer | undefined>;
+  delete(id: string): Promise<void>;
 }
 
 function blobStore(dir: string | undefined): BlobStore {
   if (!dir) {
     const blobs = new Map<string, Buffer>();
-    return { put: async (id, data) => void blobs.set(id, data), get: async (id) => blobs.get(id) };
+    return {
+      put: async (id, data) => void blobs.set(id, data),
+      get: async (id) => blobs.get(id),
+      delete: async (id) => void blobs.delete(id),
+    };
   }
   mkdirSync(dir, { recursive: true });
   return {
     put: (id, data) => writeFile(join(dir, id), data),
     get: async (id) => readFile(join(dir, id)).catch(() => undefined),
+    delete: (id) => rm(join(dir, id), { force: true }),
   };
 }
 
@@ -34,6 +40,13 @@ function blobStore(dir: string | undefined): BlobStore {
 export interface MediaUploads {
   /** Stores an encrypted blob; where it is served. */
   upload(blob: Buffer): Promise<{ url: string; directPath: string }>;
+  /**
+   * The host no longer serves the blob at `directPath`, as WhatsApp's CDN forgets old media;
+   * `phoneKeeps`: the phone still has the file and can upload it again (`reupload`).
+   */
+  expire(directPath: string, phoneKeeps: boolean): Promise<boolean>;
+  /** The phone uploads again a file the host forgot (a media retry); where it is served now. */
+  reupload(directPath: string): Promise<{ url: string; directPath: string } | undefined>;
 }
 
 export interface MediaHost extends MediaUploads {
@@ -93,6 +106,22 @@ export async function startMediaHost(opts: {
     await store.put(id, blob);
     return { url: `https://${host}/m/${id}`, directPath: `/m/${id}` };
   };
+  /** Blobs the host forgot and the phones still have, by the path they had (memory only). */
+  const keptByPhones = new Map<string, Buffer>();
+  const expire = async (directPath: string, phoneKeeps: boolean) => {
+    const id = DOWNLOAD_PATH.exec(directPath)?.[1];
+    const blob = id ? await store.get(id) : undefined;
+    if (!id || !blob) return false;
+    await store.delete(id);
+    if (phoneKeeps) keptByPhones.set(directPath, blob);
+    return true;
+  };
+  const reupload = async (directPath: string) => {
+    const blob = keptByPhones.get(directPath);
+    if (!blob) return undefined;
+    keptByPhones.delete(directPath);
+    return keep(blob);
+  };
   const server = createServer({ key: opts.tls.keyPem, cert: opts.tls.certPem }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://sandbox');
     const handle = async () => {
@@ -138,6 +167,8 @@ export async function startMediaHost(opts: {
     server,
     host,
     upload: keep,
+    expire,
+    reupload,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

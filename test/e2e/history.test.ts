@@ -76,7 +76,7 @@ describe('history import through the sandbox and the API', { timeout: 180_000 },
     await gw.control.createPhone(dan.phone, dan.pushName);
     for (const account of [recent, none, full]) {
       await gw.control.createPhone(account.phone);
-      await gw.control.seedHistory(account.phone, { chats: 5, messagesPerChat: 30, days: 365, media: 1 });
+      await gw.control.seedHistory(account.phone, { chats: 5, messagesPerChat: 30, days: 365, media: 3 });
       // A conversation with a person on the network, kept by the phone before the link.
       await gw.control.sendFromPhone(dan.phone, account.phone, `hello ${account.id}`);
       await gw.control.sendFromPhone(account.phone, dan.phone, 'hello dan');
@@ -206,6 +206,20 @@ describe('history import through the sandbox and the API', { timeout: 180_000 },
     expect(Buffer.compare(Buffer.from(await first.arrayBuffer()), PROFILE_PICTURE)).toBe(0);
     const after = await api.call('GET', `/accounts/${recent.id}/messages/${imageId}`);
     expect(after.body.message).toMatchObject({ mediaId: expect.any(String) });
+  });
+
+  it('media WhatsApp no longer has: the phone uploads it again (media retry), else 404 Media no longer available', async () => {
+    const [, kept, lost] = phoneChats.get(recent.phone) ?? [];
+    const keptId = kept?.messages.at(-1)?.id ?? '';
+    const lostId = lost?.messages.at(-1)?.id ?? '';
+    await gw.control.expireMedia(recent.phone, keptId, true);
+    await gw.control.expireMedia(recent.phone, lostId, false);
+    const again = await fetch(`${api.url}/accounts/${recent.id}/messages/${keptId}/media`);
+    expect(again.status).toBe(200);
+    expect(Buffer.compare(Buffer.from(await again.arrayBuffer()), PROFILE_PICTURE)).toBe(0);
+    const gone = await api.call('GET', `/accounts/${recent.id}/messages/${lostId}/media`);
+    expect(gone.status).toBe(404);
+    expect(gone.body).toEqual({ ok: false, error: 'Media no longer available' });
   });
 
   it('history: none imports nothing', async () => {

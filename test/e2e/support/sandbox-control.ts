@@ -27,6 +27,8 @@ export interface SandboxControl {
   ): Promise<{ messages: number }>;
   /** The conversations the phone keeps, oldest message first. */
   history(phone: string): Promise<SandboxChat[]>;
+  /** The media host forgets a kept message's file; `phoneKeeps`: the phone can upload it again. */
+  expireMedia(phone: string, messageId: string, phoneKeeps: boolean): Promise<unknown>;
   /** The phone sends its RECENT or FULL history to its companions again. */
   pushHistory(phone: string, kind: 'recent' | 'full'): Promise<unknown>;
   inbox(phone: string): Promise<PhoneInboxMessage[]>;
@@ -95,6 +97,7 @@ export function sandboxControl(controlUrl: string): SandboxControl {
     sendFromPhone: (phone, to, text) => call('POST', `/phones/${phone}/messages`, { to, text }),
     seedHistory: (phone, seed) => call('POST', `/phones/${phone}/history`, seed),
     history: async (phone) => (await call<{ chats: SandboxChat[] }>('GET', `/phones/${phone}/history`)).chats,
+    expireMedia: (phone, messageId, phoneKeeps) => call('POST', `/phones/${phone}/media/expire`, { messageId, phoneKeeps }),
     pushHistory: (phone, kind) => call('POST', `/phones/${phone}/history/push`, { kind }),
     inbox: async (phone) => (await call<{ messages: PhoneInboxMessage[] }>('GET', `/phones/${phone}/messages`)).messages,
     devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,
