@@ -48,6 +48,8 @@ export class HistoryImport {
   private readonly queue = new SerialQueue();
   private readonly writer: ChatWriter;
   private closed = false;
+  /** Notification ids whose chunk is queued or under way, with how many times. */
+  private readonly pending = new Map<string, number>();
 
   constructor(private readonly deps: HistoryImportDeps) {
     this.writer = chatWriterOf(deps.table);
@@ -64,7 +66,20 @@ export class HistoryImport {
    * stored (or not wanted: settings.history); rejects when it failed.
    */
   run(sock: WASocket, message: WAMessage, selfJid: string): Promise<void> {
-    return this.queue.run(() => this.importChunk(sock, message, selfJid));
+    const id = message.key.id ?? '';
+    this.pending.set(id, (this.pending.get(id) ?? 0) + 1);
+    return this.queue
+      .run(() => this.importChunk(sock, message, selfJid))
+      .finally(() => {
+        const left = (this.pending.get(id) ?? 1) - 1;
+        if (left > 0) this.pending.set(id, left);
+        else this.pending.delete(id);
+      });
+  }
+
+  /** Whether the chunk of this notification is queued or under way. */
+  has(notificationId: string): boolean {
+    return this.pending.has(notificationId);
   }
 
   /**

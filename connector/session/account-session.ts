@@ -148,6 +148,7 @@ export class AccountSession {
       contacts: new ContactBook({ table, accountId, logger: log }),
       settings: () => this.settings,
       importHistory: (message) => this.importHistory(message),
+      importingHistory: (messageId) => this.history.has(messageId),
     };
     this.history = new HistoryImport({
       accountId,

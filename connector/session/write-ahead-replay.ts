@@ -15,6 +15,8 @@ export interface ReplayParts {
   inbound: InboundHandlers;
   /** The import of a history chunk a replayed notification announces; undefined for other messages. */
   importHistory(message: WAMessage): Promise<void> | undefined;
+  /** Whether this session's history import has the chunk of that notification queued or under way. */
+  importingHistory(messageId: string): boolean;
 }
 
 /**
@@ -38,12 +40,21 @@ export function queueInboxReplay(
       inbox: parts.inbox,
       me: { id: me.id, lid: me.lid },
       logger: parts.log,
-      // Each replayed message's records are deleted only after its handling: a history chunk's
-      // once it is imported again (history-import.ts), which the inbound queue waits for.
-      handleUpsert: (upsert) => {
-        const [message] = upsert.messages;
-        const imported = message && upsert.messages.length === 1 ? parts.importHistory(message) : undefined;
-        return imported ?? inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' });
+      // Each replayed message's records are deleted only after its handling.
+      handleUpsert: (upsert) => inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
+      // A history chunk is imported again beside the inbound queue (history-import.ts), which
+      // does not wait for it; its records go once it is stored. One still waiting its turn in
+      // this session's import (a long import outlasts the inbox's two minutes) is left to it.
+      takeOver: (message, records) => {
+        if (message.key.id && parts.importingHistory(message.key.id)) return true;
+        const imported = parts.importHistory(message);
+        if (!imported) return false;
+        imported.then(
+          () => parts.inbox.remove(records),
+          (error: unknown) =>
+            parts.log.error({ err: error, messageId: message.key.id }, 'replayed history chunk not imported: kept for the next replay'),
+        );
+        return true;
       },
     });
     await inbound.replayOutbox(accountId, { atLogin });
