@@ -100,15 +100,16 @@ export class Inbox {
 
   /**
    * The message's event was handed to straight delivery (connector/webhooks/straight-delivery.ts)
-   * and is handed off when `handOff` resolves (served, or its retry queued): the records hold the
-   * event until then, so `retire` waits for it, and a rejection keeps them for a replay. The
-   * account's next messages are handled meanwhile: a slow receiver holds the record, not them.
+   * and is handed off when `handOff` resolves (served, or its retry queued), or its chat's put
+   * waits for company (core/store/chat-writer.ts): the records hold that work until then, so
+   * `retire` waits for it, and a rejection keeps them for a replay. The account's next messages
+   * are handled meanwhile: a slow receiver holds the record, not them.
    */
   holdUntil(messageId: string, handOff: Promise<void>): void {
     const entry = this.inFlight.get(messageId);
     if (!entry) {
       // No record to hold it (handled already, or never written): the caller's loss to log.
-      handOff.catch((error: unknown) => this.log.warn({ err: error, messageId }, 'webhook event not handed off'));
+      handOff.catch((error: unknown) => this.log.warn({ err: error, messageId }, 'webhook event or chat write not done'));
       return;
     }
     const combined = entry.handOff ? Promise.all([entry.handOff, handOff]).then(() => undefined) : handOff;
@@ -127,8 +128,8 @@ export class Inbox {
       const settled = handOff.then(
         () => this.retire(messageId),
         (error: unknown) => {
-          // Straight delivery logged why; the replay hands the event off again.
-          this.log.warn({ err: error, messageId }, 'webhook event not handed off: its write-ahead record stays for a replay');
+          // The replay hands the event off (or writes the chat) again.
+          this.log.warn({ err: error, messageId }, 'webhook event or chat write not done: its write-ahead record stays for a replay');
           this.release(messageId);
         },
       );

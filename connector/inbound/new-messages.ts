@@ -3,7 +3,7 @@ import type { LazyLog } from '../../core/lazy-child.js';
 import type { MediaStore } from '../../core/media-store.js';
 import { messageEventFor } from '../../core/message-event.js';
 import type { Message } from '../../core/schemas/message.js';
-import type { ChatWriter } from '../../core/store/chat-writer.js';
+import type { ChatWriter, HoldChat } from '../../core/store/chat-writer.js';
 import type { ChatChange } from '../../core/store/chats.js';
 import { clearEventPending, findMessageRecord, type MessageMarks } from '../../core/store/messages.js';
 import type { Table } from '../../core/store/table.js';
@@ -60,6 +60,17 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
   }
 
   /**
+   * A live message's write-ahead record holds its chat's write (inbox.ts `holdUntil`): the record
+   * is deleted only once the chat is stored, and replayed after a crash before that, so the
+   * chat's put may wait for company (chat-writer.ts) while the event goes out.
+   */
+  function chatHeldBy(message: Message, ctx: InboundContext): HoldChat | undefined {
+    const { heldUntil } = ctx;
+    if (!heldUntil || ctx.writeAhead?.(message.messageId) !== 'live') return undefined;
+    return (chatWritten) => heldUntil(message.messageId, chatWritten);
+  }
+
+  /**
    * A message that is stored already: its event goes out now if it may never have (the row's
    * mark, or a write-ahead record there for a row whose record held the event: the record goes
    * only after the enqueue, so at worst the event goes twice, same id). Its marks go then, so a
@@ -79,8 +90,16 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
    * Writes a new message's row unless stored, and its chat's change; one the account sent with
    * its status (sent-status.ts). Answers the moves made.
    */
-  async function putNewMessage(accountId: string, msg: WAMessage, message: Message, marks: MessageMarks, chat: ChatChange) {
-    if (!message.fromMe) return { stored: await chats.putMessageIfAbsent(accountId, message, marks, chat), moves: [] };
+  async function putNewMessage(
+    accountId: string,
+    msg: WAMessage,
+    message: Message,
+    marks: MessageMarks,
+    chat: ChatChange,
+    ctx: InboundContext,
+  ) {
+    if (!message.fromMe)
+      return { stored: await chats.putMessageIfAbsent(accountId, message, marks, chat, chatHeldBy(message, ctx)), moves: [] };
     return sentStatus.putSentMessage(accountId, msg, message, marks, chat);
   }
 
@@ -112,7 +131,7 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
         ? { eventHeldByRecord: true }
         : { eventPending: true };
     const chat = await chatChangeOf(msg, message, unread, ctx);
-    const { stored, moves } = await putNewMessage(accountId, msg, message, marks, chat);
+    const { stored, moves } = await putNewMessage(accountId, msg, message, marks, chat, ctx);
     if (!stored) {
       await handleRedelivery(accountId, await findMessageRecord(table, accountId, message.messageId), ctx, log);
       await sentStatus.sendStatusEvents(accountId, message.messageId, message.chatId, moves);
@@ -163,7 +182,10 @@ export function newMessagesOf({ table, mediaStore, events, chats, sentStatus, de
         const change = changes[i]!;
         if (change.status === 'rejected') return { entry, error: change.reason as unknown };
         try {
-          return { entry, stored: await chats.putMessageIfAbsent(accountId, entry.message, marks, change.value) };
+          return {
+            entry,
+            stored: await chats.putMessageIfAbsent(accountId, entry.message, marks, change.value, chatHeldBy(entry.message, ctx)),
+          };
         } catch (error) {
           return { entry, error };
         }

@@ -31,32 +31,50 @@ import { tableWrites, writeInSharedRequests } from './table-writes.js';
  * The reads and the writes are not one atomic step, so this relies on what makes this process
  * the only writer of an account's new rows and chats: the account's lease (one connector
  * handles its messages and commands), every chat change of the process going through here, and
- * one request at a time per chat (a chat's changes land in order). A session that starts calls
- * `forgetAccount`, so the chats of an account that was elsewhere in between are read again. A
- * failed write forgets the chats it carried. A lone item (a quiet moment) is one conditional
- * PutItem for the row, then one UpdateItem for a chat not known yet; or the known chat's put,
- * in the shared requests, beside the row's (nothing when the chat does not change).
+ * the shared requests' order per key (a chat's puts land in the order they were made). A
+ * session that starts calls `forgetAccount`, so the chats of an account that was elsewhere in
+ * between are read again. A failed write forgets the chats it carried. A lone item (a quiet
+ * moment) is one conditional PutItem for the row, then one UpdateItem for a chat not known yet;
+ * or the known chat's put, in the shared requests, beside the row's (nothing when the chat does
+ * not change). When the caller holds the chat (`HoldChat`: a live message's write-ahead record
+ * does), that put waits for company instead, and the message's event does not wait for it.
  */
 export interface ChatWriter {
   /**
    * Stores the row unless the message id is stored already (false: it was, and the row is left
    * as it was), and applies `chat` to the message's chat (its `unread` only when stored).
    */
-  putMessageIfAbsent(accountId: string, message: Message, marks?: MessageMarks, chat?: ChatChange): Promise<boolean>;
+  putMessageIfAbsent(accountId: string, message: Message, marks?: MessageMarks, chat?: ChatChange, holdChat?: HoldChat): Promise<boolean>;
   /** Applies a change to a chat (one without `at` changes only a chat that exists). */
   change(accountId: string, chatId: string, change: ChatChange): Promise<void>;
   /** Forgets what is known of the account's chats: the next change reads them again. */
   forgetAccount(accountId: string): void;
 }
 
+/**
+ * Takes the write of a row's chat instead of the caller awaiting it (`putMessageIfAbsent` then
+ * resolves once the row is settled). Given by a caller that keeps what it needs to write the
+ * chat again until the promise resolves (a write-ahead record, replayed after a crash): the
+ * chat's put may then wait for company (`CHAT_LINGER_MS`) without holding up the message's event.
+ */
+export type HoldChat = (chatWritten: Promise<void>) => void;
+
 type Item =
-  | { kind: 'row'; accountId: string; message: Message; marks: MessageMarks | undefined; chat: ChatChange | undefined }
+  | { kind: 'row'; accountId: string; message: Message; marks: MessageMarks | undefined; chat: ChatChange | undefined; holdChat?: HoldChat }
   | { kind: 'chat'; accountId: string; chatId: string; change: ChatChange };
+
+type RowItem = Extract<Item, { kind: 'row' }>;
 
 /** What is known of a chat: its item's fields, or that it does not exist. */
 type Known = Chat | 'absent';
 
 const REQUESTS_IN_FLIGHT = 4;
+/**
+ * How long a held chat's put waits for company: at a steady rate it leaves with the next
+ * message's write-ahead record (or this one's deletion) instead of in a request of its own
+ * (docs/benchmarks.md).
+ */
+const CHAT_LINGER_MS = 50;
 /** Chats kept (the most recently written); beyond this the least recently used are read again. */
 const KNOWN_CHATS_LIMIT = 50_000;
 /** A chat not written for this long is read again (a safety net: nothing else writes chats). */
@@ -76,8 +94,12 @@ function createChatWriter(table: Table): ChatWriter {
   const recall = (accountId: string, chatId: string): Known | undefined => known.get(knownKey(accountId, chatId));
   const remember = (accountId: string, chatId: string, chat: Chat | undefined) => known.set(knownKey(accountId, chatId), chat ?? 'absent');
 
-  /** One chat change on its own: nothing when the known chat does not change, else one write. */
-  async function changeAlone(accountId: string, chatId: string, change: ChatChange): Promise<void> {
+  /**
+   * One chat change on its own: nothing when the known chat does not change, else one write. A
+   * known chat is remembered as changed before its put lands, so the chat's next change builds on
+   * it (the shared requests keep the puts of one chat in order: table-writes.ts).
+   */
+  async function changeAlone(accountId: string, chatId: string, change: ChatChange, lingerMs = 0): Promise<void> {
     let before = recall(accountId, chatId);
     try {
       // A floor for the count is no counter update: the chat is read, then written whole.
@@ -94,8 +116,8 @@ function createChatWriter(table: Table): ChatWriter {
       const current = before === 'absent' ? undefined : before;
       const after = applyChatChange(current, chatId, change);
       if (!after || sameChat(current, after)) return;
-      await tableWrites(table).add({ put: chatItem(accountId, after) });
       remember(accountId, chatId, after);
+      await tableWrites(table).add({ put: chatItem(accountId, after) }, lingerMs);
     } catch (error) {
       known.delete(knownKey(accountId, chatId));
       throw error;
@@ -114,6 +136,7 @@ function createChatWriter(table: Table): ChatWriter {
       if (chat) await changeAlone(accountId, message.chatId, stored ? chat : { ...chat, unread: 0 });
       return stored;
     }
+    if (item.holdChat) return putRowHoldingChat(item, chat, item.holdChat);
     // A known chat is written beside the row, as if the row were new (a quiet moment then costs
     // one round trip, not two); a row that was there already, or failed, takes the unread back.
     const [row, written] = await Promise.allSettled([
@@ -125,6 +148,30 @@ function createChatWriter(table: Table): ChatWriter {
     if ((row.status === 'rejected' || !row.value) && unread !== 0) await changeAlone(accountId, message.chatId, { unread: -unread });
     if (row.status === 'rejected') throw row.reason;
     return row.value;
+  }
+
+  /**
+   * A lone row whose known chat the caller holds: the row is stored at once, the chat's put waits
+   * for company and is handed to `holdChat`, with the unread taken back when the row was there.
+   */
+  async function putRowHoldingChat(item: RowItem, chat: ChatChange, holdChat: HoldChat): Promise<boolean> {
+    const { accountId, message, marks } = item;
+    const written = changeAlone(accountId, message.chatId, chat, CHAT_LINGER_MS);
+    // Handed to `holdChat` below, or awaited on a failure: a rejection meanwhile is not unhandled.
+    written.catch(() => undefined);
+    const unread = chat.unread ?? 0;
+    let stored: boolean;
+    try {
+      stored = await putMessageIfAbsent(table, accountId, message, marks);
+    } catch (error) {
+      // The handling fails and its record stays for a replay: the chat is left as it would be.
+      const takenBack = unread !== 0 ? changeAlone(accountId, message.chatId, { unread: -unread }) : undefined;
+      await Promise.allSettled([written, takenBack]);
+      throw error;
+    }
+    const takenBack = !stored && unread !== 0 ? changeAlone(accountId, message.chatId, { unread: -unread }, CHAT_LINGER_MS) : undefined;
+    holdChat(Promise.all([written, takenBack]).then(() => undefined));
+    return stored;
   }
 
   /** The chats of a batch as they are now: known ones from memory, the others read. */
@@ -204,9 +251,9 @@ function createChatWriter(table: Table): ChatWriter {
   const perRow = new KeyedSerial();
 
   return {
-    putMessageIfAbsent: (accountId, message, marks, chat) =>
+    putMessageIfAbsent: (accountId, message, marks, chat, holdChat) =>
       perRow.run(keyText(messageKey(accountId, message.messageId)), async () =>
-        Boolean(await writes.add({ kind: 'row', accountId, message, marks, chat })),
+        Boolean(await writes.add({ kind: 'row', accountId, message, marks, chat, ...(holdChat ? { holdChat } : {}) })),
       ),
     async change(accountId, chatId, change) {
       await writes.add({ kind: 'chat', accountId, chatId, change });

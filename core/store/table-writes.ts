@@ -1,4 +1,5 @@
 import { createBatcher, type Batcher } from '../batcher.js';
+import { keyText } from '../keys.js';
 import { BATCH_WRITE_LIMIT, batchWrite, lastWriteOfEachKey, type WriteRequest } from './batch.js';
 import { perTable, type Table } from './table.js';
 
@@ -18,10 +19,11 @@ import { perTable, type Table } from './table.js';
  * row and chat, the record's deletion), from three writers: each with requests of its own, a
  * burst paid 0.52 BatchWriteItem per message (docs/benchmarks.md).
  *
- * Several requests may be out at once, so two writes of the same key must not be in flight
- * together; callers write a key again only after the earlier write resolved (the signal keys
- * and the chats order their writes before they get here). One per table, shared by every
- * account of the process.
+ * Several requests may be out at once, but two writes of one key never are: a write whose key
+ * is out waits for that request, and writes of one key that leave together keep the last one
+ * (batch.ts). So a key may be written again before its earlier write resolved (a chat whose put
+ * waits for company while the chat's next message moves it again), and the last write lands
+ * last. One per table, shared by every account of the process.
  */
 export type TableWrites = Batcher<WriteRequest, void>;
 
@@ -32,6 +34,7 @@ export const tableWrites: (table: Table) => TableWrites = perTable((table) =>
     maxBatch: BATCH_WRITE_LIMIT,
     lingerMs: 0,
     maxInFlight: REQUESTS_IN_FLIGHT,
+    orderKeyOf: (request) => keyText('put' in request ? request.put : request.delete),
     async send(requests) {
       await batchWrite(table, requests);
       return requests.map(() => undefined);

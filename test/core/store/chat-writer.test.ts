@@ -95,6 +95,36 @@ describe('new message rows and their chats, written together (chat-writer.ts)', 
     expect((await findMessageRecord(table, 'acct-l', 'L1'))?.message.text).toBe('hi');
   });
 
+  it('a held chat: the row is answered first, the chat written by the time the hold resolves, in order with later changes', async () => {
+    const table = tableOf(stack.stack.config, stack.stack.clients);
+    const writer = chatWriterOf(table);
+    await writer.putMessageIfAbsent('acct-h', message('H0', 'hi', ALICE, 100), undefined, { at: 100, unread: 1 });
+    const holds: Promise<void>[] = [];
+    const hold = (chatWritten: Promise<void>) => {
+      holds.push(chatWritten);
+    };
+    // Held rows, a redelivery (its unread taken back) and plain changes, one after another.
+    for (let i = 1; i <= 12; i++) {
+      expect(
+        await writer.putMessageIfAbsent('acct-h', message(`H${i}`, 'hi', ALICE, 100 + i), undefined, { at: 100 + i, unread: 1 }, hold),
+      ).toBe(true);
+      if (i % 4 === 0) await writer.change('acct-h', ALICE, { unread: -1 });
+    }
+    expect(await writer.putMessageIfAbsent('acct-h', message('H3', 'again', ALICE, 103), undefined, { at: 103, unread: 1 }, hold)).toBe(
+      false,
+    );
+    // Each held row handed its chat's write to the caller.
+    expect(holds).toHaveLength(13);
+    await Promise.all(holds);
+    expect(await findChat(table, 'acct-h', ALICE)).toEqual({
+      chatId: ALICE,
+      name: '+15550002222',
+      unreadCount: 13 - 3,
+      lastMessageTime: 112,
+    });
+    expect((await findMessageRecord(table, 'acct-h', 'H3'))?.message.text).toBe('hi');
+  });
+
   it("reads an account's chats again after forgetAccount (another connector may have written them)", async () => {
     const table = tableOf(stack.stack.config, stack.stack.clients);
     const writer = chatWriterOf(table);

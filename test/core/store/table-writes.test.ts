@@ -31,6 +31,24 @@ describe("a table's shared batch writes (table-writes.ts)", () => {
     for (let i = 0; i < 10; i++) expect(await readSignalKeys(table, `shared-${i}`, 'session', ['1.0'])).toEqual({ '1.0': `s${i}` });
   });
 
+  it('writes of one key made before the earlier ones resolved land in the order they were made', async () => {
+    const { table, counts, close } = countedTable(stack.stack.config);
+    onTestFinished(close);
+    const writes = tableWrites(table);
+    // Some wait for company, some leave at once, others' writes keep requests out meanwhile:
+    // a later write of the key never overtakes an earlier one in another request.
+    const all: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      all.push(writes.add({ put: { pk: 'SHARED#o', sk: 'CHAT', v: i } }, i % 4 === 0 ? 50 : 0));
+      all.push(writes.add({ put: { pk: 'SHARED#o', sk: `OTHER#${i}`, v: i } }));
+      if (i % 10 === 9) await all.at(-1);
+    }
+    await Promise.all(all);
+    const [stored] = await batchGet(table, [{ pk: 'SHARED#o', sk: 'CHAT' }]);
+    expect(stored?.v).toBe(39);
+    expect(counts.get('BatchWriteItemCommand')).toBeGreaterThan(1);
+  });
+
   it("a caller's key written twice keeps its last write; a write that fills requests goes on its own", async () => {
     const { table, counts, close } = countedTable(stack.stack.config);
     onTestFinished(close);
