@@ -1,4 +1,3 @@
-import { deflateSync } from 'node:zlib';
 import {
   encodeWAMessage,
   generateMessageID,
@@ -11,11 +10,12 @@ import { ProtocolAddress, SessionBuilder, SessionCipher, type SignalStorage } fr
 import type { Network } from '../network/network.js';
 import type { Account, CompanionDevice } from '../network/model.js';
 import { INBOX_LIMIT, UNDECRYPTED_LIMIT, type PhoneInboxEntry } from '../network/model.js';
-import { lidJid, pnJid } from '../network/jids.js';
+import { pnJid } from '../network/jids.js';
 import { KeyedSerial } from '../../core/serial.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
-import { chatPushNames, historyChunks, keepMessage, onDemandChunk, uploadedHistoryNotification, type HistoryKind } from './history.js';
+import { keepMessage, type HistoryKind } from './history.js';
+import { HistoryPush } from './history-push.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -28,7 +28,16 @@ export class Phones {
   /** Recent plaintexts the phones sent, for answering retry receipts. */
   private readonly sent = new Map<string, { message: proto.IMessage; to: string }>();
 
-  constructor(private readonly network: Network) {}
+  /** The conversations pushed to companions and the on-demand answers (history-push.ts). */
+  private readonly history: HistoryPush;
+
+  constructor(private readonly network: Network) {
+    this.history = new HistoryPush(network, {
+      serial: (phone, work) => this.serial(phone, work),
+      send: (phone, companion, message) => this.sendToCompanion(phone, companion, message),
+      decrypt: (phone, device, type, ciphertext) => this.decryptFromCompanion(phone, device, type, ciphertext),
+    });
+  }
 
   private store(account: Account): SignalStorage {
     let store = this.stores.get(account.phone);
@@ -144,7 +153,7 @@ export class Phones {
     if (sender === phone) {
       if (stanza.attrs.category !== 'peer') return;
       const ciphertext = Buffer.from(enc.content);
-      this.answerPeer(phone, senderDevice, stanza.attrs.id ?? '', enc.attrs.type ?? 'msg', ciphertext).catch((err: unknown) => {
+      this.history.answerPeer(phone, senderDevice, stanza.attrs.id ?? '', enc.attrs.type ?? 'msg', ciphertext).catch((err: unknown) => {
         this.network.logger.warn({ err, phone: phone.phone }, 'phone could not answer a peer request');
       });
       return;
@@ -240,27 +249,6 @@ export class Phones {
     });
   }
 
-  /**
-   * A peer message from one of the phone's own companions: an on-demand history request
-   * (PEER_DATA_OPERATION_REQUEST_MESSAGE, HISTORY_SYNC_ON_DEMAND) is answered with an ON_DEMAND
-   * history sync (phone/history.ts `onDemandChunk`); other requests are not modelled.
-   */
-  private answerPeer(phone: Account, device: number, requestId: string, type: string, ciphertext: Buffer): Promise<void> {
-    return this.serial(phone, async () => {
-      const cipher = new SessionCipher(this.store(phone), this.address(phone, device));
-      const padded =
-        type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
-      const decoded = proto.Message.decode(unpadRandomMax16(padded));
-      // What a companion sends its own devices comes wrapped as sent to a destination.
-      const operation = (decoded.deviceSentMessage?.message ?? decoded).protocolMessage?.peerDataOperationRequestMessage;
-      const request = operation?.historySyncOnDemandRequest;
-      const companion = phone.devices.get(device);
-      if (!request || !companion) return;
-      const notification = await uploadedHistoryNotification(onDemandChunk(phone, request), this.network.media, requestId);
-      await this.sendToCompanion(phone, companion, notification);
-    });
-  }
-
   /** A retry receipt for a message this phone sent: rebuild the session and send it again. */
   resend(phone: Account, requester: Account, device: number, messageId: string): Promise<void> {
     return this.serial(phone, () => this.resendNow(phone, requester, device, messageId));
@@ -278,34 +266,9 @@ export class Phones {
     await this.sendEncrypted(phone, requester, companion, message, attrs);
   }
 
-  /**
-   * The history syncs a phone pushes to a newly linked companion: the initial bootstrap (empty
-   * history and the PN<->LID mappings it knows; Baileys waits up to 20 s for it, chats.js:1067-1111)
-   * and the push names (the account's own first), which Baileys reads only from a PUSH_NAME sync
-   * (Utils/history.js). WhatsApp also gives the companion its own name through app-state sync
-   * (critical_block, pushNameSetting), which the sandbox does not model (docs/sandbox-protocol.md).
-   */
+  /** After a link: the bootstrap, push names and conversations (history-push.ts). */
   sendHistoryBootstrap(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
-    return this.serial(phone, () => this.sendHistoryBootstrapNow(phone, companion, known));
-  }
-
-  private async sendHistoryBootstrapNow(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
-    const { HistorySyncType } = proto.HistorySync;
-    const bootstrap = historySyncMessage(HistorySyncType.INITIAL_BOOTSTRAP, {
-      conversations: [],
-      phoneNumberToLidMappings: [phone, ...known].map((a) => ({ pnJid: pnJid(a.phone), lidJid: lidJid(a.lid) })),
-    });
-    const names = new Map(chatPushNames(phone).map((p) => [p.id, p]));
-    for (const a of [phone, ...known]) names.set(pnJid(a.phone), { id: pnJid(a.phone), pushname: a.pushName });
-    const pushNames = historySyncMessage(HistorySyncType.PUSH_NAME, { pushnames: [...names.values()] });
-    companion.bootstrapped = true;
-    this.network.changed();
-    for (const message of [bootstrap, pushNames]) await this.sendToCompanion(phone, companion, message);
-    // The conversations follow, each chunk its own turn on the phone's queue: the phone keeps
-    // answering in between, as a real phone goes on while it uploads its history.
-    void this.sendHistory(phone, companion, 'recent')
-      .then(() => (companion.fullSync ? this.sendHistory(phone, companion, 'full') : undefined))
-      .catch((err: unknown) => this.network.logger.warn({ err, phone: phone.phone }, 'history sync failed'));
+    return this.history.sendBootstrap(phone, companion, known);
   }
 
   /** A peer message from device 0 to one of its companions (history syncs, answers to its requests). */
@@ -318,35 +281,18 @@ export class Phones {
     });
   }
 
-  /** Sends a history sync to every linked companion again, as the phone may (POST /phones/:phone/history/push). */
-  async pushHistory(phone: Account, kind: HistoryKind): Promise<void> {
-    await Promise.all([...phone.devices.values()].map((companion) => this.sendHistory(phone, companion, kind)));
+  /** What one of the phone's own companions sent device 0, decrypted. */
+  private async decryptFromCompanion(phone: Account, device: number, type: string, ciphertext: Buffer): Promise<proto.IMessage> {
+    const cipher = new SessionCipher(this.store(phone), this.address(phone, device));
+    const padded = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
+    return proto.Message.decode(unpadRandomMax16(padded));
   }
 
-  /** One history sync (RECENT or FULL) to a companion, chunk by chunk (phone/history.ts). */
-  private async sendHistory(phone: Account, companion: CompanionDevice, kind: HistoryKind): Promise<void> {
-    for (const chunk of historyChunks(phone, kind)) {
-      const notification = await uploadedHistoryNotification(chunk, this.network.media);
-      await this.serial(phone, () => this.sendToCompanion(phone, companion, notification));
-    }
+  /** Sends a history sync to every linked companion again, as the phone may (POST /phones/:phone/history/push). */
+  pushHistory(phone: Account, kind: HistoryKind): Promise<void> {
+    return this.history.push(phone, kind);
   }
 }
 
 /** What a phone keeps in its conversations: messages people read, not reactions or protocol messages. */
 const KEPT_IN_CONVERSATIONS: ReadonlySet<string> = new Set(['text', 'image', 'video', 'audio', 'document', 'sticker']);
-
-/** A history sync sent inline, as WhatsApp sends small ones (initialHistBootstrapInlinePayload). */
-function historySyncMessage(syncType: proto.HistorySync.HistorySyncType, history: Omit<proto.IHistorySync, 'syncType'>): proto.IMessage {
-  const payload = proto.HistorySync.encode({ syncType, progress: 100, ...history }).finish();
-  return {
-    protocolMessage: {
-      type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
-      historySyncNotification: {
-        syncType: syncType as unknown as proto.Message.HistorySyncType,
-        initialHistBootstrapInlinePayload: deflateSync(payload),
-        chunkOrder: 0,
-        progress: 100,
-      },
-    },
-  };
-}
