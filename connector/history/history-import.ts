@@ -1,4 +1,5 @@
-import { getHistoryMsg, processHistoryMessage, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
+import { getHistoryMsg, processHistoryMessage, type Contact, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
+import { BoundedCache } from '../../core/bounded-cache.js';
 import type { Logger } from '../../core/logger.js';
 import type { AccountSettings } from '../../core/schemas/settings.js';
 import { SerialQueue } from '../../core/serial.js';
@@ -18,6 +19,12 @@ import { planChunk, settingImports, syncKindOf, type ChunkPlan } from './history
  * of history queued, a live message waits behind at most those, never behind a whole chunk.
  */
 const WRITES_AT_ONCE = 50;
+/**
+ * Contacts this import reported to the contact book, with what it said of them. Each chat comes
+ * in RECENT and again in FULL (and in every chunk a long chat spans): the contact book keeps only
+ * the last 200 contacts, so without this a big history wrote each contact two or more times.
+ */
+const CONTACTS_REPORTED = 10_000;
 
 export interface HistoryImportDeps {
   accountId: string;
@@ -48,6 +55,7 @@ export class HistoryImport {
   private readonly queue = new SerialQueue();
   private readonly writer: ChatWriter;
   private closed = false;
+  private readonly reported = new BoundedCache<string, string>('history-contacts', CONTACTS_REPORTED, 30 * 60_000);
   /** Notification ids whose chunk is queued or under way, with how many times. */
   private readonly pending = new Map<string, number>();
 
@@ -115,7 +123,7 @@ export class HistoryImport {
         .catch((error: unknown) => log.warn({ err: error }, 'LID mappings of a history sync not stored'));
     }
     // Baileys itself reports the contacts of the bootstrap, which it processes (history-sync.ts).
-    if (kind !== 'bootstrap' && data.contacts.length > 0) await this.deps.contacts.learn(data.contacts);
+    if (kind !== 'bootstrap') await this.learnContacts(data.contacts);
     const plan = planChunk(data, selfJid, this.deps.contacts);
     const stored = await this.store(plan);
     const progress = Math.min(100, Math.max(0, Math.round(notification.progress ?? data.progress ?? 100)));
@@ -133,6 +141,17 @@ export class HistoryImport {
       { syncType: kind, progress, chats: plan.chats.length, messages: plan.messages.length, newRows: stored, ms: Date.now() - started },
       'history chunk imported',
     );
+  }
+
+  /** Reports the chunk's contacts to the contact book, except those reported already as they are. */
+  private async learnContacts(contacts: readonly Contact[]): Promise<void> {
+    const fresh = contacts.filter((contact) => {
+      const said = JSON.stringify([contact.name, contact.notify, contact.lid, contact.phoneNumber]);
+      if (this.reported.get(contact.id) === said) return false;
+      this.reported.set(contact.id, said);
+      return true;
+    });
+    if (fresh.length > 0) await this.deps.contacts.learn(fresh);
   }
 
   /**
