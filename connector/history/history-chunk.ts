@@ -52,12 +52,19 @@ interface Names {
   savedNameOf(jid: string): string | undefined;
 }
 
+/** `ignoreGroups`: the account's setting; group chats and their messages are then left out, as live ones are. */
+interface PlanOptions {
+  ignoreGroups?: boolean;
+}
+
 /** The rows and chat changes of a chunk (Baileys' processHistoryMessage output). */
 export function planChunk(
   history: { chats: readonly BaileysChat[]; messages: readonly WAMessage[] },
   selfJid: string,
   names: Names,
+  { ignoreGroups = false }: PlanOptions = {},
 ): ChunkPlan {
+  const kept = (chatId: string) => isChatId(chatId) && !(ignoreGroups && isGroupJid(chatId));
   const messages: Message[] = [];
   const media: ChunkPlan['media'] = [];
   const pushNames = new Map<string, string>();
@@ -65,7 +72,7 @@ export function planChunk(
   for (const msg of history.messages) {
     if (!msg.key.id || !MESSAGE_ID_PATTERN.test(msg.key.id)) continue;
     const action = mapInboundMessage(msg, selfJid);
-    if (action.kind !== 'message' || !isChatId(action.message.chatId)) continue;
+    if (action.kind !== 'message' || !kept(action.message.chatId)) continue;
     const status = action.message.fromMe ? statusFromBaileys(msg.status) : undefined;
     messages.push({ ...action.message, ...(status && !action.message.status ? { status } : {}), historical: true });
     if (action.media && msg.message) media.push({ messageId: msg.key.id, content: proto.Message.encode(msg.message).finish() });
@@ -77,7 +84,7 @@ export function planChunk(
   const chats: ChunkPlan['chats'] = [];
   for (const chat of history.chats) {
     const chatId = chat.id ? normalizeJid(chat.id) : undefined;
-    if (!chatId || !isChatId(chatId)) continue;
+    if (!chatId || !kept(chatId)) continue;
     const seconds = Number(chat.conversationTimestamp ?? 0);
     const at = seconds > 0 ? seconds * 1000 : (newest.get(chatId) ?? 0);
     if (!at) continue;

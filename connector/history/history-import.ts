@@ -124,7 +124,7 @@ export class HistoryImport {
     }
     // Baileys itself reports the contacts of the bootstrap, which it processes (history-sync.ts).
     if (kind !== 'bootstrap') await this.learnContacts(data.contacts);
-    const plan = planChunk(data, selfJid, this.deps.contacts);
+    const plan = planChunk(data, selfJid, this.deps.contacts, { ignoreGroups: this.deps.settings().ignoreGroups });
     const stored = await this.store(plan);
     const progress = Math.min(100, Math.max(0, Math.round(notification.progress ?? data.progress ?? 100)));
     if (plan.chats.length > 0 || plan.messages.length > 0) {

@@ -76,6 +76,24 @@ describe('history chunks: what a chunk becomes', () => {
     expect(saved.chats[0]?.change.name).toBe('Daniel');
   });
 
+  it('ignoreGroups leaves out group chats and their messages, as it leaves out live ones', () => {
+    const group = '120363000000000001@g.us';
+    const inGroup = {
+      ...message('3EB0BBB1', false, 1_700_000_000, { conversation: 'in a group' }),
+      key: { remoteJid: group, fromMe: false, id: '3EB0BBB1', participant: PERSON },
+    };
+    const withGroup = {
+      chats: [...history.chats, { id: group, conversationTimestamp: 1_700_000_000, name: 'Team' }],
+      messages: [...history.messages, inGroup],
+    };
+    const kept = planChunk(withGroup, SELF, names());
+    expect(kept.chats.map((c) => c.chatId)).toEqual([PERSON, group]);
+    expect(kept.messages.map((m) => m.messageId)).toContain('3EB0BBB1');
+    const ignored = planChunk(withGroup, SELF, names(), { ignoreGroups: true });
+    expect(ignored.chats.map((c) => c.chatId)).toEqual([PERSON]);
+    expect(ignored.messages.map((m) => m.messageId)).not.toContain('3EB0BBB1');
+  });
+
   it('a chat without a time takes its newest message; a JID that is no chat is left out', () => {
     const plan = planChunk({ chats: [{ id: PERSON }, { id: 'status@broadcast' }], messages: history.messages }, SELF, names());
     expect(plan.chats).toEqual([{ chatId: PERSON, change: { at: 1_700_000_100_000, unreadAtLeast: 0, name: 'Dan' } }]);
