@@ -550,6 +550,103 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/accounts/{accountId}/chats/{chatId}/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ask the phone for older messages of a chat: they arrive as a history.sync event (on_demand)
+     * @description Asks the account's phone for `count` messages older than the chat's oldest stored one (docs/history.md). 202 once the request left; the messages are imported when the phone answers, and posted as one `history.sync` event with `syncType: on_demand`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          accountId: string;
+          chatId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            count: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Asked of the phone: `requested` messages */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {boolean} */
+              ok: true;
+              requested: number;
+            };
+          };
+        };
+        /** @description Missing or invalid field */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description An account key used outside its own account's routes (`Forbidden`) */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description Account not found / Chat not found */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description internal_error: not connected or timed out */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/webhooks': {
     parameters: {
       query?: never;
@@ -1083,6 +1180,7 @@ export interface components {
         | 'qr'
         | 'call'
         | 'account.limit'
+        | 'history.sync'
       )[];
       /** @description Signs every POST (`X-Webhook-Signature`); not for an AWS target. Never answered. Omitted on a re-registration: the current one stays; null removes it. */
       secret?: string | null;
@@ -3875,6 +3973,7 @@ export interface operations {
                 timestamp: number;
               }[];
               mediaError?: string;
+              historical?: boolean;
             }[];
           };
         };
@@ -3992,6 +4091,7 @@ export interface operations {
                 timestamp: number;
               }[];
               mediaError?: string;
+              historical?: boolean;
             };
           };
         };
@@ -4064,7 +4164,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Account not found / Message not found / No media in message */
+      /** @description Account not found / Message not found / No media in message / Media no longer available */
       404: {
         headers: {
           [name: string]: unknown;

@@ -13,6 +13,8 @@ import { pairingHandlers } from './commands/pairing-handlers.js';
 import { groupHandlers } from './commands/group-handlers.js';
 import { sendHandlers } from './commands/send-handlers.js';
 import { SendPauses } from './commands/send-pauses.js';
+import { historyMediaHandlers } from './history/media-fetch.js';
+import { historyRequestHandlers } from './history/request-handler.js';
 import { kindHandlers } from './commands/kind-handlers.js';
 import { networkOptionsFrom } from './network/network-options.js';
 import { newOwnerId, Ownership, type OwnershipTiming } from './ownership/ownership.js';
@@ -194,6 +196,8 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ...sendHandlers(sendDeps),
     ...pairingHandlers({ table, registry, ownership, logger }),
     ...kindHandlers(sendDeps),
+    ...historyRequestHandlers(sendDeps),
+    ...historyMediaHandlers(sendDeps),
     ...pacingHandlers({ pacer, ownership }),
     ...groupHandlers({
       table,

@@ -64,6 +64,12 @@ export const messagesGsi1From = (since: number) => sortableTime(since);
 /** The lowest `gsi1sk` of a chat whose last message is at `since` or later. */
 export const chatsGsi1From = (since: number) => sortableTime(since);
 
+/** Where a historical message's media is on WhatsApp, kept until the media is fetched (docs/history.md). */
+export const historyMediaKey = (accountId: string, messageId: string): Key => ({
+  pk: accountPartition(accountId),
+  sk: `HMEDIA#${messageId}`,
+});
+
 /** A contact under its account (JIDs have no `#`): one Query of the prefix lists them all. */
 export const CONTACT_SK_PREFIX = 'CONTACT#';
 export const contactKey = (accountId: string, jid: string): Key => ({

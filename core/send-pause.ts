@@ -87,10 +87,10 @@ export function nextPause(
 }
 
 /**
- * Commands that send no message (read receipts, presence): a pause does not hold them, since
- * WhatsApp's limits count messages.
+ * Commands that send no message (read receipts, presence, a history request to the account's
+ * own phone, a media download): a pause does not hold them, since WhatsApp's limits count messages.
  */
-const NOT_MESSAGES: ReadonlySet<string> = new Set(['mark_chat_read', 'send_presence']);
+const NOT_MESSAGES: ReadonlySet<string> = new Set(['mark_chat_read', 'send_presence', 'request_history', 'fetch_media']);
 export const isMessageSend = (commandType: string): boolean => !NOT_MESSAGES.has(commandType);
 
 /** The `detail` of a send refused because the account's sending is paused. */

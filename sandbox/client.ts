@@ -13,20 +13,38 @@ export function trustSandboxRoot(descriptor: Pick<SandboxDescriptor, 'rootPublic
   WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(descriptor.rootPublicKey, 'hex');
 }
 
-/** Partial SocketConfig: the chat endpoint and an HTTPS agent that trusts the media host (uploads). */
-export function sandboxSocketOptions(descriptor: SandboxDescriptor): Pick<UserFacingSocketConfig, 'waWebSocketUrl' | 'fetchAgent'> {
+/**
+ * Partial SocketConfig: the chat endpoint, an HTTPS agent that trusts the media host (uploads),
+ * and the fetch options Baileys downloads history syncs with (sandboxMediaDownloadOptions).
+ */
+export function sandboxSocketOptions(
+  descriptor: SandboxDescriptor,
+): Pick<UserFacingSocketConfig, 'waWebSocketUrl' | 'fetchAgent' | 'options'> {
   trustSandboxRoot(descriptor);
   const ca = readFileSync(descriptor.mediaCaFile, 'utf8');
-  return { waWebSocketUrl: descriptor.wsUrl, fetchAgent: new HttpsAgent({ ca }) };
+  return { waWebSocketUrl: descriptor.wsUrl, fetchAgent: new HttpsAgent({ ca }), options: sandboxMediaDownloadOptions(descriptor) };
 }
 
+/** Where Baileys downloads what a message names only by its `directPath` (history syncs): Utils/messages-media.js DEF_MEDIA_HOST. */
+const WHATSAPP_MEDIA_ORIGIN = 'https://mmg.whatsapp.net';
+
 /**
- * The fetch options for `downloadMediaMessage(msg, type, {options})` and
- * `downloadContentFromMessage(..., {options})`: an undici dispatcher that trusts the media CA.
+ * The fetch options for `downloadMediaMessage(msg, type, {options})`,
+ * `downloadContentFromMessage(..., {options})` and Baileys' socket `options` (history downloads):
+ * an undici dispatcher that trusts the media CA and sends what is asked of WhatsApp's default
+ * media host to the sandbox's, as DNS would send it to WhatsApp's.
  */
 export function sandboxMediaDownloadOptions(descriptor: SandboxDescriptor): RequestInit {
   const ca = readFileSync(descriptor.mediaCaFile, 'utf8');
+  const agent = new UndiciAgent({ connect: { ca } });
+  const mediaUrl = descriptor.mediaUrl;
+  const dispatcher = mediaUrl
+    ? agent.compose((dispatch) => (options, handler) => {
+        const toWhatsApp = options.origin !== undefined && new URL(String(options.origin)).origin === WHATSAPP_MEDIA_ORIGIN;
+        return dispatch(toWhatsApp ? { ...options, origin: mediaUrl } : options, handler);
+      })
+    : agent;
   // Node's fetch takes an undici dispatcher; the undici package and Node's bundled undici-types
   // declare the Dispatcher class separately, so the types do not line up although it works.
-  return { dispatcher: new UndiciAgent({ connect: { ca } }) } as unknown as RequestInit;
+  return { dispatcher } as unknown as RequestInit;
 }

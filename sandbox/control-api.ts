@@ -9,6 +9,8 @@ import type { Account } from './network/model.js';
 import { kickAllDevices, kickDevice, KICK_KINDS } from './kicks.js';
 import { findReceived, sendPhoneReceipts, type PhoneReceiptType } from './phone/receipts.js';
 import { parseWaVersion } from '../core/wa-version.js';
+import { seedHistory } from './phone/history.js';
+import { expireKeptMedia } from './phone/media-retry.js';
 
 const phoneSchema = z.string().regex(/^[0-9]{5,20}$/, 'phone must be 5-20 digits');
 const createPhoneSchema = z.object({ phone: phoneSchema, pushName: z.string().min(1).max(100).optional() });
@@ -27,6 +29,14 @@ const limitsSchema = z.object({
   delayMs: z.number().int().min(0).max(600_000).optional(),
 });
 const withholdSchema = z.object({ phone: phoneSchema, count: z.number().int().min(0).max(100_000) });
+const historySeedSchema = z.object({
+  chats: z.number().int().min(1).max(10_000),
+  messagesPerChat: z.number().int().min(1).max(10_000),
+  days: z.number().int().min(1).max(3650).optional(),
+  media: z.number().int().min(0).max(100).optional(),
+});
+const historyPushSchema = z.object({ kind: z.enum(['recent', 'full']) });
+const mediaExpireSchema = z.object({ messageId: z.string().min(1).max(128), phoneKeeps: z.boolean().optional() });
 const phoneReceiptSchema = z.object({
   messageIds: z.array(z.string().min(1).max(128)).min(1).max(1000),
   chatJid: z.string().min(1).max(100).optional(),
@@ -146,6 +156,48 @@ export function createControlApi(core: SandboxCore): Hono {
   });
   /** The calls the phone made or received, with how each ended (`rejectedBy`: the device that declined it). */
   app.get('/phones/:phone/calls', (c) => c.json({ calls: core.network.calls.of(accountOf(core, c.req.param('phone')).phone) }));
+
+  /**
+   * Gives the phone conversations to push as history to the companions it links next
+   * (phone/history.ts `seedHistory`): `chats` × `messagesPerChat` messages over the last `days`
+   * (default 365), the first `media` chats ending with an image.
+   */
+  app.post('/phones/:phone/history', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { days, media, ...size } = await body(c, historySeedSchema);
+    const seeded = await seedHistory(account, { ...size, days: days ?? 365, media: media ?? 0 }, core.network.media);
+    core.network.changed();
+    return c.json({ ok: true, ...seeded });
+  });
+  /** The phone sends its RECENT or FULL history to its linked companions again (a repeated sync). */
+  app.post('/phones/:phone/history/push', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { kind } = await body(c, historyPushSchema);
+    await core.phones.pushHistory(account, kind);
+    return c.json({ ok: true });
+  });
+  /**
+   * The media host forgets the file of a message the phone keeps, as WhatsApp's CDN forgets old
+   * media; `phoneKeeps` (default true): the phone can still upload it again when a companion asks.
+   */
+  app.post('/phones/:phone/media/expire', async (c) => {
+    const account = accountOf(core, c.req.param('phone'));
+    const { messageId, phoneKeeps } = await body(c, mediaExpireSchema);
+    if (!(await expireKeptMedia(core.network, account, messageId, phoneKeeps ?? true))) {
+      throw new HTTPException(404, { message: 'no media of that message on the media host' });
+    }
+    return c.json({ ok: true });
+  });
+  /** The conversations the phone keeps: per chat, its name, push name, unread count and message ids, oldest first. */
+  app.get('/phones/:phone/history', (c) => {
+    const chats = [...accountOf(core, c.req.param('phone')).phoneIdentity.chats.values()];
+    return c.json({
+      chats: chats.map(({ messages, ...chat }) => ({
+        ...chat,
+        messages: messages.map((m) => ({ id: m.id, fromMe: m.fromMe, timestamp: m.timestamp })),
+      })),
+    });
+  });
 
   app.get('/phones/:phone/messages', async (c) => c.json({ messages: await core.phones.readInbox(accountOf(core, c.req.param('phone'))) }));
 

@@ -178,6 +178,7 @@ export class SandboxCore {
       platform: pending.platform,
       linkedAt: Date.now(),
       bootstrapped: false,
+      fullSync: pending.fullSync,
       queue: [],
       unreceipted: new Map(),
     });

@@ -45,6 +45,8 @@ export interface SandboxDescriptor {
   /** Hex, 64 chars (32 bytes). */
   rootPublicKey: string;
   mediaCaFile: string;
+  /** The media host (`https://127.0.0.1:PORT`); absent in descriptors written before it was given. */
+  mediaUrl?: string;
   controlUrl: string;
   /** The network's current client version as WhatsApp Web's `sw.js` carries it: the gateway's WA_VERSION_URL. */
   versionUrl: string;
@@ -96,6 +98,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     logger,
   });
   core.network.mediaHost = media.host;
+  core.network.media = media;
 
   const chatServer = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'websocket only' }));
@@ -124,6 +127,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     wsUrl: `ws://127.0.0.1:${chatPort}/ws/chat`,
     rootPublicKey: noiseKeys.root.public.toString('hex'),
     mediaCaFile,
+    mediaUrl: `https://${media.host}`,
     controlUrl: `http://127.0.0.1:${controlPort}`,
     versionUrl: `http://127.0.0.1:${controlPort}/sw.js`,
   };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
@@ -16,21 +16,40 @@ const DOWNLOAD_PATH = /^\/m\/([a-f0-9]{32})$/;
 interface BlobStore {
   put(id: string, data: Buffer): Promise<void>;
   get(id: string): Promise<Buffer | undefined>;
+  delete(id: string): Promise<void>;
 }
 
 function blobStore(dir: string | undefined): BlobStore {
   if (!dir) {
     const blobs = new Map<string, Buffer>();
-    return { put: async (id, data) => void blobs.set(id, data), get: async (id) => blobs.get(id) };
+    return {
+      put: async (id, data) => void blobs.set(id, data),
+      get: async (id) => blobs.get(id),
+      delete: async (id) => void blobs.delete(id),
+    };
   }
   mkdirSync(dir, { recursive: true });
   return {
     put: (id, data) => writeFile(join(dir, id), data),
     get: async (id) => readFile(join(dir, id)).catch(() => undefined),
+    delete: (id) => rm(join(dir, id), { force: true }),
   };
 }
 
-export interface MediaHost {
+/** What the phones upload to the media host directly, as WhatsApp's phone uploads to its CDN. */
+export interface MediaUploads {
+  /** Stores an encrypted blob; where it is served. */
+  upload(blob: Buffer): Promise<{ url: string; directPath: string }>;
+  /**
+   * The host no longer serves the blob at `directPath`, as WhatsApp's CDN forgets old media;
+   * `phoneKeeps`: the phone still has the file and can upload it again (`reupload`).
+   */
+  expire(directPath: string, phoneKeeps: boolean): Promise<boolean>;
+  /** The phone uploads again a file the host forgot (a media retry); where it is served now. */
+  reupload(directPath: string): Promise<{ url: string; directPath: string } | undefined>;
+}
+
+export interface MediaHost extends MediaUploads {
   server: Server;
   /** `127.0.0.1:PORT`, what media_conn announces. */
   host: string;
@@ -59,8 +78,8 @@ function json(res: ServerResponse, status: number, body: unknown) {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-/** Every account's profile picture: one small green JPEG (8×8), the same for all. */
-const PROFILE_PICTURE = Buffer.from(
+/** Every account's profile picture: one small green JPEG (8×8), the same for all (and the image of seeded history). */
+export const PROFILE_PICTURE = Buffer.from(
   '/9j/2wBDABALDA4MChAODQ4SERATGCgaGBYWGDEjJR0oOjM9PDkzODdASFxOQERXRTc4UG1RV19iZ2hnPk1xeXBkeFxlZ2P/2wBDARESEhgVGC8aGi9jQjhCY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2NjY2P/wAARCAAIAAgDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAT/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFQEBAQAAAAAAAAAAAAAAAAAABAb/xAAUEQEAAAAAAAAAAAAAAAAAAAAA/9oADAMBAAIRAxEAPwCoANNP/9k=',
   'base64',
 );
@@ -82,15 +101,35 @@ export async function startMediaHost(opts: {
 }): Promise<MediaHost> {
   const store = blobStore(opts.dir);
   let host = '';
+  const keep = async (blob: Buffer) => {
+    const id = randomBytes(16).toString('hex');
+    await store.put(id, blob);
+    return { url: `https://${host}/m/${id}`, directPath: `/m/${id}` };
+  };
+  /** Blobs the host forgot and the phones still have, by the path they had (memory only). */
+  const keptByPhones = new Map<string, Buffer>();
+  const expire = async (directPath: string, phoneKeeps: boolean) => {
+    const id = DOWNLOAD_PATH.exec(directPath)?.[1];
+    const blob = id ? await store.get(id) : undefined;
+    if (!id || !blob) return false;
+    await store.delete(id);
+    if (phoneKeeps) keptByPhones.set(directPath, blob);
+    return true;
+  };
+  const reupload = async (directPath: string) => {
+    const blob = keptByPhones.get(directPath);
+    if (!blob) return undefined;
+    keptByPhones.delete(directPath);
+    return keep(blob);
+  };
   const server = createServer({ key: opts.tls.keyPem, cert: opts.tls.certPem }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://sandbox');
     const handle = async () => {
       if (req.method === 'POST' && UPLOAD_PATH.test(url.pathname)) {
         const body = await readBody(req);
         if (!body) return json(res, 413, { error: 'media too large' });
-        const id = randomBytes(16).toString('hex');
-        await store.put(id, body);
-        return json(res, 200, { url: `https://${host}/m/${id}`, direct_path: `/m/${id}` });
+        const { url, directPath } = await keep(body);
+        return json(res, 200, { url, direct_path: directPath });
       }
       if (req.method === 'GET' && PROFILE_PICTURE_PATH.test(url.pathname)) {
         res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': PROFILE_PICTURE.length });
@@ -127,6 +166,9 @@ export async function startMediaHost(opts: {
   return {
     server,
     host,
+    upload: keep,
+    expire,
+    reupload,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -3,7 +3,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BufferJSON, type BinaryNode } from '@whiskeysockets/baileys';
 import type { NoiseKeys, TlsMaterial } from './certs.js';
-import type { Account, CompanionDevice, PhoneInboxEntry } from './network/model.js';
+import type { Account, CompanionDevice, PhoneChat, PhoneInboxEntry } from './network/model.js';
 import { unreceiptedInOrder } from './network/delivery.js';
 import { SerialQueue } from '../core/serial.js';
 import type { Group, GroupRole } from './groups/model.js';
@@ -75,14 +75,19 @@ const toStoredGroup = (group: Group): StoredGroup => ({ ...group, participants: 
 const fromStoredGroup = (stored: StoredGroup): Group => ({ ...stored, participants: new Map(stored.participants) });
 
 interface StoredAccount extends Omit<Account, 'devices' | 'phoneIdentity'> {
-  phoneIdentity: Omit<Account['phoneIdentity'], 'sessions'> & { sessions: [string, unknown][] };
+  /** `chats` is absent in snapshots written before the phones kept their conversations. */
+  phoneIdentity: Omit<Account['phoneIdentity'], 'sessions' | 'chats'> & { sessions: [string, unknown][]; chats?: PhoneChat[] };
   devices: StoredDevice[];
 }
 
 function toStored(account: Account): StoredAccount {
   return {
     ...account,
-    phoneIdentity: { ...account.phoneIdentity, sessions: [...account.phoneIdentity.sessions] },
+    phoneIdentity: {
+      ...account.phoneIdentity,
+      sessions: [...account.phoneIdentity.sessions],
+      chats: [...account.phoneIdentity.chats.values()],
+    },
     devices: [...account.devices.values()].map(toStoredDevice),
   };
 }
@@ -105,6 +110,7 @@ function fromStored(stored: StoredAccount): Account {
       inbox: stored.phoneIdentity.inbox as PhoneInboxEntry[],
       undecrypted: stored.phoneIdentity.undecrypted ?? [],
       sessions: new Map(stored.phoneIdentity.sessions),
+      chats: new Map((stored.phoneIdentity.chats ?? []).map((chat) => [chat.jid, chat])),
     },
     devices: new Map(
       stored.devices.map((d) => [

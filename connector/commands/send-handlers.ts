@@ -49,8 +49,8 @@ export type PreparedSend =
       /** Called when the content was built but will not be sent (frees streams). */
       release?: () => void;
     }
-  /** An action on the socket that sends no message (read receipts, presence): done when it resolves. */
-  | { action: (sock: WASocket) => Promise<void> };
+  /** An action on the socket that sends no message (read receipts, presence, a media fetch): done when it resolves. */
+  | { action: (sock: WASocket, handle: SendHandle) => Promise<void> };
 
 /** The key of a stored message, as Baileys addresses it in quotes, reactions and deletes. */
 export function keyOf(message: Message): WAMessageKey {
@@ -214,7 +214,7 @@ async function sendClaimed(
   };
   if ('action' in prepared) {
     try {
-      await prepared.action(handle.sock);
+      await prepared.action(handle.sock, handle);
     } catch (error) {
       return failClaimed(reasonOf(error));
     }

@@ -37,6 +37,11 @@ export interface InboxReplayDeps {
   me: SelfIdentity;
   /** The inbound pipeline (idempotent: a message stored already only gets its pending event). */
   handleUpsert(upsert: BaileysEventMap['messages.upsert']): Promise<void>;
+  /**
+   * A message some other handling takes over, which deletes its records itself once done (a
+   * history chunk, imported beside the inbound queue): true when taken, and the replay goes on.
+   */
+  takeOver?(message: WAMessage, records: InboxRecord[]): boolean;
   logger: Logger;
   /** A periodic replay: the table is read only when this process may have left a record (Inbox.stranded). */
   onlyIfLeft?: boolean;
@@ -67,6 +72,10 @@ export async function replayInbox(deps: InboxReplayDeps): Promise<{ replayed: nu
     } catch (error) {
       deps.logger.warn({ accountId: deps.accountId, messageId, err: error }, 'unreadable write-ahead record dropped');
       await deps.inbox.remove(records);
+      continue;
+    }
+    if (deps.takeOver?.(message, records)) {
+      replayed += 1;
       continue;
     }
     try {

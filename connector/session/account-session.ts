@@ -1,4 +1,5 @@
-import { jidNormalizedUser, type ConnectionState, type WASocket } from '@whiskeysockets/baileys';
+import { jidNormalizedUser, type ConnectionState, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
+import { HistoryImport } from '../history/history-import.js';
 import type { Logger } from '../../core/logger.js';
 import { SerialQueue } from '../../core/serial.js';
 import { withTimeout } from '../../core/with-timeout.js';
@@ -110,6 +111,8 @@ export class AccountSession {
   /** When the device was linked: the warm-up of paced sends counts from it (connector/pacing/). */
   private linkedAtMs: number | undefined;
   private readonly onCalls: ReturnType<typeof callHandler>;
+  /** The phone's history, imported chunk by chunk beside the inbound queue (connector/history/). */
+  private readonly history: HistoryImport;
   /**
    * The current socket's network: the proxy of the settings when it was opened (a new proxy
    * applies from the next socket: a connected one is not cut for it), and the agents to close
@@ -144,7 +147,18 @@ export class AccountSession {
       groupSubjects: new GroupSubjects(table, accountId, log),
       contacts: new ContactBook({ table, accountId, logger: log }),
       settings: () => this.settings,
+      importHistory: (message) => this.importHistory(message),
+      importingHistory: (messageId) => this.history.has(messageId),
     };
+    this.history = new HistoryImport({
+      accountId,
+      table,
+      log,
+      settings: () => this.settings,
+      contacts: this.parts.contacts,
+      events,
+      dispatcher: network.downloadDispatcher,
+    });
     this.onCalls = callHandler({
       accountId,
       log,
@@ -241,6 +255,7 @@ export class AccountSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.replayTimer);
     await this.closeSocket();
+    await withTimeout(this.history.close(), DRAIN_TIMEOUT_MS);
     // Not awaited: a hand-over waits for nothing of it (left, the item is replayed once by the next owner).
     void this.deps.inbound.accountLeft(this.accountId).catch((error: unknown) => this.log.warn({ err: error }, 'event outbox not tidied'));
     // Before the caller releases the lease: what this session wrote is stored, and it writes no more.
@@ -258,6 +273,7 @@ export class AccountSession {
     clearInterval(this.replayTimer);
     if (sock) await logOutBounded(sock, this.log);
     await this.closeSocket();
+    await withTimeout(this.history.close(), DRAIN_TIMEOUT_MS);
     void this.deps.inbound.accountLeft(this.accountId).catch(() => undefined);
     // The account's data is deleted next: a key or record write landing after it would stay behind.
     this.parts.inbox.close();
@@ -355,10 +371,31 @@ export class AccountSession {
         if (this.sock === sock) this.onCalls(sock, calls);
       },
       onContacts: (contacts) => void this.parts.contacts.learn(contacts),
+      onHistory: (message) => {
+        const id = message.key.id;
+        const imported = id && this.sock === sock ? this.importHistory(message) : undefined;
+        if (!id || !imported) return false;
+        imported.then(
+          () => this.parts.inbox.retire(id),
+          (error: unknown) => {
+            this.log.error({ err: error, messageId: id }, 'history chunk not imported: left to the write-ahead replay');
+            this.parts.inbox.release(id);
+          },
+        );
+        return true;
+      },
       onCredsUpdate: () => {
         auth.saveCreds().catch((error: unknown) => this.log.error({ err: error }, 'creds write failed'));
       },
     });
+  }
+
+  /** The import of the history chunk `message` announces; undefined when it announces none or the socket is gone. */
+  private importHistory(message: WAMessage): Promise<void> | undefined {
+    const sock = this.sock;
+    const selfJid = this.selfJid;
+    if (!sock || !selfJid || !HistoryImport.handles(message)) return undefined;
+    return this.history.run(sock, message, selfJid);
   }
 
   /** Queues a replay of the write-ahead records and outbox items left behind (write-ahead-replay.ts). */

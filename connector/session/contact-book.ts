@@ -3,7 +3,7 @@ import { BoundedCache } from '../../core/bounded-cache.js';
 import { isUserJid, normalizeJid } from '../../core/jid.js';
 import type { Logger } from '../../core/logger.js';
 import { shownName, type Contact } from '../../core/schemas/contact.js';
-import { updateChat } from '../../core/store/chats.js';
+import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { recordContact, type ContactChange } from '../../core/store/contacts.js';
 import type { Table } from '../../core/store/table.js';
 
@@ -56,8 +56,11 @@ export class ContactBook {
     const before = known ?? { jid: change.jid };
     const stored = await recordContact(table, accountId, change);
     this.recent.set(change.jid, stored);
-    // A chat stored under the contact's JID takes the name it is shown by; an absent one is left absent.
-    if (!known || shownName(before) !== shownName(stored)) await updateChat(table, accountId, change.jid, { name: shownName(stored) });
+    // A chat stored under the contact's JID takes the name it is shown by; an absent one is left
+    // absent. Through the chat writer, which every other chat change goes through: a rename
+    // written beside it would be undone by a put of the chat as that writer last knew it.
+    if (!known || shownName(before) !== shownName(stored))
+      await chatWriterOf(table).change(accountId, change.jid, { name: shownName(stored) });
   }
 }
 

@@ -7,6 +7,7 @@ import {
   type GroupMetadata,
   type MessageUserReceiptUpdate,
   type WACallEvent,
+  type WAMessage,
   type WAMessageUpdate,
   type WASocket,
 } from '@whiskeysockets/baileys';
@@ -41,6 +42,11 @@ export interface DispatchTargets {
   onCalls?(calls: readonly WACallEvent[]): void;
   /** Contacts reported or updated (contact-book.ts): names from the address book, push names with messages. */
   onContacts?(contacts: readonly Partial<Contact>[]): void;
+  /**
+   * A notification of the phone's history: true when the history import took it (connector/history/),
+   * which then reports it to the write-ahead inbox itself; false sends it on to the pipeline.
+   */
+  onHistory?(message: WAMessage): boolean;
 }
 
 export interface Dispatcher {
@@ -126,9 +132,9 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
 
     const history = events['messaging-history.set'];
     if (history) {
-      // Baileys has stored the LID mappings it carries; its messages are old traffic and are
-      // neither stored nor delivered as webhooks (history-sync.ts). Its push names may name the
-      // account itself (push-name.ts).
+      // What Baileys processes itself (history-sync.ts): the bootstrap, whose LID mappings it
+      // stored, and push names, which may name the account itself (push-name.ts). Conversations
+      // are imported from the notifications' upserts (onHistory), never from here.
       targets.logger.debug(
         {
           accountId: targets.accountId,
@@ -138,7 +144,7 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
           messages: history.messages.length,
           mappings: history.lidPnMappings?.length ?? 0,
         },
-        'history sync processed: messages not imported',
+        'history sync processed by Baileys',
       );
       if (learnOwnPushName(sock, history.contacts))
         targets.logger.info({ accountId: targets.accountId }, 'push name learned from the history sync');
@@ -150,7 +156,7 @@ export function attachDispatcher(sock: WASocket, targets: DispatchTargets): Disp
     if (upsert) {
       const isOwnSendEcho = (m: (typeof upsert.messages)[number]) =>
         upsert.type === 'append' && m.key.fromMe && m.key.id && targets.isOwnCommandSend(m.key.id);
-      const messages = upsert.messages.filter((m) => !isOwnSendEcho(m));
+      const messages = upsert.messages.filter((m) => !isOwnSendEcho(m) && !targets.onHistory?.(m));
       // The echo of a command's send is stored by the sender; a receipt Baileys folded into it
       // (it came while the event was buffered) still counts.
       for (const echo of upsert.messages.filter(isOwnSendEcho)) {

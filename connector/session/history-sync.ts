@@ -8,11 +8,11 @@ const { HistorySyncType } = proto.Message;
  * Baileys warn "DANGER: DISABLING ALL SYNC BY shouldSyncHistoryMsg PREVENTS BAILEYS FROM
  * ACCESSING INITIAL LID MAPPINGS" (Socket/socket.js): without those mappings, decrypting and
  * addressing LID-addressed traffic fails. Message history (RECENT, FULL, ON_DEMAND) and status
- * updates are refused: the gateway stores live traffic only, so nothing is downloaded for them.
- * Refusing RECENT also tells Baileys not to hold events back for up to 20 s waiting for history
- * on first login (Socket/chats.js, `willSyncHistory`); a bootstrap that arrives later is still
- * processed. What the accepted syncs emit (`messaging-history.set`) is never stored or delivered
- * as webhooks (see the event dispatcher).
+ * updates are refused here: Baileys would download a chunk after receipting it and hand it over
+ * in an event nothing makes durable. The gateway imports them itself from the notification's
+ * upsert instead, under its write-ahead record (connector/history/history-import.ts). Refusing
+ * RECENT also tells Baileys not to hold events back for up to 20 s waiting for history on first
+ * login (Socket/chats.js, `willSyncHistory`); a bootstrap that arrives later is still processed.
  */
 const ACCEPTED_HISTORY_SYNCS: ReadonlySet<proto.Message.HistorySyncType> = new Set([
   HistorySyncType.INITIAL_BOOTSTRAP,

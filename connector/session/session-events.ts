@@ -30,6 +30,17 @@ export interface CallReport {
   timestamp: number;
 }
 
+/** One imported chunk of the phone's history (connector/history/). */
+interface HistoryImported {
+  /** The id of the phone's notification of the chunk: the event's id, the same if imported again. */
+  notificationId: string;
+  syncType: 'bootstrap' | 'recent' | 'full' | 'on_demand';
+  progress: number;
+  chats: number;
+  messages: number;
+  timestamp: number;
+}
+
 interface SendPaused {
   reason: SendPauseReason;
   /** Unix ms: sending resumes by itself then. */
@@ -38,7 +49,7 @@ interface SendPaused {
 }
 
 /**
- * The `session.status`, `qr`, `call` and `account.limit` webhook events (docs/webhooks.md).
+ * The `session.status`, `qr`, `call`, `account.limit` and `history.sync` webhook events (docs/webhooks.md).
  * Published without waiting (straight delivery: connector/webhooks/straight-delivery.ts): a
  * failed publish is logged and costs that event only, never the session that emitted it.
  * Nothing holds these events across a crash (docs/guarantees.md covers message events).
@@ -49,20 +60,37 @@ export interface SessionEvents {
   call(accountId: string, report: CallReport): void;
   /** The account's sending paused after WhatsApp refused a send (connector/commands/send-pauses.ts). */
   limit(accountId: string, paused: SendPaused): void;
+  /** A history chunk was imported. */
+  history(accountId: string, imported: HistoryImported): void;
 }
 
-type SessionEventName = 'session.status' | 'qr' | 'call' | 'account.limit';
-const ID_KIND: Record<SessionEventName, string> = { 'session.status': 'session', qr: 'qr', call: 'call', 'account.limit': 'limit' };
+type SessionEventName = 'session.status' | 'qr' | 'call' | 'account.limit' | 'history.sync';
+const ID_KIND: Record<SessionEventName, string> = {
+  'session.status': 'session',
+  qr: 'qr',
+  call: 'call',
+  'account.limit': 'limit',
+  'history.sync': 'history',
+};
 
 export function sessionEvents(events: EventPublisher, logger: Logger): SessionEvents {
   // With the timestamp, tells apart the events of one account within one millisecond.
   let sequence = 0;
-  const enqueue = (accountId: string, event: SessionEventName, body: StatusChange | QrShown | CallReport | SendPaused) => {
+  const enqueue = (
+    accountId: string,
+    event: SessionEventName,
+    body: StatusChange | QrShown | CallReport | SendPaused | Omit<HistoryImported, 'notificationId'>,
+    stableId?: string,
+  ) => {
     sequence += 1;
     const kind = ID_KIND[event];
     // A call's events are one per call and status: the same id if the same report comes twice.
     const eventId =
-      'callId' in body ? `${accountId}:${kind}:${body.callId}:${body.status}` : `${accountId}:${kind}:${body.timestamp}:${sequence}`;
+      stableId !== undefined
+        ? `${accountId}:${kind}:${stableId}`
+        : 'callId' in body
+          ? `${accountId}:${kind}:${body.callId}:${body.status}`
+          : `${accountId}:${kind}:${body.timestamp}:${sequence}`;
     const queued: WebhookEvent = {
       eventId,
       accountId,
@@ -77,5 +105,6 @@ export function sessionEvents(events: EventPublisher, logger: Logger): SessionEv
     qr: (accountId, shown) => enqueue(accountId, 'qr', shown),
     call: (accountId, report) => enqueue(accountId, 'call', report),
     limit: (accountId, paused) => enqueue(accountId, 'account.limit', paused),
+    history: (accountId, { notificationId, ...imported }) => enqueue(accountId, 'history.sync', imported, notificationId),
   };
 }

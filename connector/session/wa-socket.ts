@@ -2,6 +2,7 @@ import { Browsers, makeWASocket, type WASocket } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import { withTimeout } from '../../core/with-timeout.js';
 import type { WaVersion } from '../../core/wa-version.js';
+import type { AccountSettings } from '../../core/schemas/settings.js';
 import type { DynamoAuthState } from '../auth/dynamo-auth-state.js';
 import type { Inbox } from '../inbound/inbox.js';
 import type { NetworkOptions } from '../network/network-options.js';
@@ -35,6 +36,8 @@ export interface SocketParts {
   groupSubjects: GroupSubjects;
   /** Group participants for sends, so that a send to a group does not ask WhatsApp for them each time. */
   groupMetadata: GroupMetadataCache;
+  /** The account's settings now: `history: 'full'` asks the phone for its full history when linking. */
+  settings(): AccountSettings;
 }
 
 /**
@@ -54,7 +57,9 @@ export function openWASocket(parts: SocketParts): { sock: WASocket; version: WaV
     logger: log.child({ component: 'baileys' }, { level: log.isLevelEnabled('debug') ? 'debug' : 'warn' }),
     browser: Browsers.ubuntu('Chrome'),
     markOnlineOnConnect: false,
-    syncFullHistory: false,
+    // Sent to the phone only when linking (DeviceProps.requireFullSync): a later change of the
+    // setting needs a new link to bring the full history.
+    syncFullHistory: parts.settings().history === 'full',
     shouldSyncHistoryMessage,
     generateHighQualityLinkPreview: false,
     makeSignalRepository: durable.makeSignalRepository,

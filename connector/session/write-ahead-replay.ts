@@ -1,4 +1,4 @@
-import type { Contact } from '@whiskeysockets/baileys';
+import type { Contact, WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../core/logger.js';
 import type { Inbox } from '../inbound/inbox.js';
 import { replayInbox } from '../inbound/inbox-replay.js';
@@ -13,6 +13,10 @@ export interface ReplayParts {
   inbox: Inbox;
   log: Logger;
   inbound: InboundHandlers;
+  /** The import of a history chunk a replayed notification announces; undefined for other messages. */
+  importHistory(message: WAMessage): Promise<void> | undefined;
+  /** Whether this session's history import has the chunk of that notification queued or under way. */
+  importingHistory(messageId: string): boolean;
 }
 
 /**
@@ -39,6 +43,20 @@ export function queueInboxReplay(
       onlyIfLeft: !atLogin,
       // Each replayed message's records are deleted only after its handling.
       handleUpsert: (upsert) => inbound.handleUpsert(accountId, upsert, { ...ctx, writeAhead: () => 'replay' }),
+      // A history chunk is imported again beside the inbound queue (history-import.ts), which
+      // does not wait for it; its records go once it is stored. One still waiting its turn in
+      // this session's import (a long import outlasts the inbox's two minutes) is left to it.
+      takeOver: (message, records) => {
+        if (message.key.id && parts.importingHistory(message.key.id)) return true;
+        const imported = parts.importHistory(message);
+        if (!imported) return false;
+        imported.then(
+          () => parts.inbox.remove(records),
+          (error: unknown) =>
+            parts.log.error({ err: error, messageId: message.key.id }, 'replayed history chunk not imported: kept for the next replay'),
+        );
+        return true;
+      },
     });
     await inbound.replayOutbox(accountId, { atLogin });
   });

@@ -130,6 +130,25 @@ const markChatReadCommandSchema = z.object({
   type: z.literal('mark_chat_read'),
   payload: z.object({ messageId: z.string(), to: jidSchema('to') }),
 });
+/**
+ * The phone is asked for `count` messages of the chat older than its oldest stored one
+ * (docs/history.md); they come back as an on-demand history sync. `messageId` names the
+ * request's outbound record.
+ */
+const requestHistoryCommandSchema = z.object({
+  ...base,
+  type: z.literal('request_history'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), count: z.number().int().min(1).max(50) }),
+});
+/**
+ * The media of an imported message, fetched from WhatsApp on its first download (docs/history.md).
+ * `messageId` names the request's outbound record; `targetMessageId` the message.
+ */
+const fetchMediaCommandSchema = z.object({
+  ...base,
+  type: z.literal('fetch_media'),
+  payload: z.object({ messageId: z.string(), to: jidSchema('to'), targetMessageId: z.string() }),
+});
 export const presenceStateSchema = z.enum(['typing', 'recording', 'paused', 'available', 'unavailable']);
 const sendPresenceCommandSchema = z.object({
   ...base,
@@ -206,6 +225,8 @@ export const commandSchema = z.discriminatedUnion('type', [
   requestPairingCodeCommandSchema,
   markChatReadCommandSchema,
   sendPresenceCommandSchema,
+  requestHistoryCommandSchema,
+  fetchMediaCommandSchema,
   groupCommandSchema,
   socketQueryCommandSchema,
   sendQueuedCommandSchema,
@@ -215,7 +236,9 @@ export type CommandType = Command['type'];
 /** The command of one type, e.g. `CommandOf<'send_text'>`. */
 export type CommandOf<T extends CommandType> = Extract<Command, { type: T }>;
 /** Commands that send something and finish an outbound record. */
-export type SendCommand = CommandOf<'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message' | KindCommandType>;
+export type SendCommand = CommandOf<
+  'send_text' | 'send_reply' | 'send_media' | 'send_reaction' | 'delete_message' | KindCommandType | 'request_history' | 'fetch_media'
+>;
 /** The sends and actions of connector/commands/kind-handlers.ts. */
 type KindCommandType =
   | 'send_location'

@@ -67,5 +67,7 @@ export const messageSchema = z.object({
   pollVotes: z.array(pollVoteSchema).optional(),
   /** Set when the message has media that could not be stored (hasMedia true, no mediaId). */
   mediaError: z.string().optional(),
+  /** Imported from the phone's history (docs/history.md), not received live. */
+  historical: z.boolean().optional(),
 });
 export type Message = z.infer<typeof messageSchema>;

@@ -16,6 +16,7 @@ const WEBHOOK_EVENT_NAMES = [
   'qr',
   'call',
   'account.limit',
+  'history.sync',
 ] as const;
 export const webhookEventNameSchema = z.enum(WEBHOOK_EVENT_NAMES);
 type WebhookEventName = z.infer<typeof webhookEventNameSchema>;
@@ -97,6 +98,14 @@ const webhookEventBodySchemas = {
   }),
   /** The account's sending paused after WhatsApp refused a send (core/send-pause.ts); `until` in Unix ms. */
   'account.limit': z.object({ reason: sendPauseReasonSchema, until: z.number().int(), timestamp: z.number().int() }),
+  /** One imported chunk of the phone's history (docs/history.md): counts, never the messages. */
+  'history.sync': z.object({
+    syncType: z.enum(['bootstrap', 'recent', 'full', 'on_demand']),
+    progress: z.number().int().min(0).max(100),
+    chats: z.number().int(),
+    messages: z.number().int(),
+    timestamp: z.number().int(),
+  }),
 } satisfies Record<WebhookEventName, z.ZodType>;
 
 /**

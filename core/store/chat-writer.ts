@@ -101,8 +101,15 @@ function createChatWriter(table: Table): ChatWriter {
    * it (the shared requests keep the puts of one chat in order: table-writes.ts).
    */
   async function changeAlone(accountId: string, chatId: string, change: ChatChange, lingerMs = 0): Promise<void> {
-    const before = recall(accountId, chatId);
+    let before = recall(accountId, chatId);
     try {
+      // A floor for the count is no counter update: the chat is read, then written whole.
+      if (before === undefined && change.unreadAtLeast !== undefined) {
+        const [stored] = await batchGet(table, [chatKey(accountId, chatId)]);
+        const read = stored ? chatSchema.parse(withoutKeys(stored)) : undefined;
+        remember(accountId, chatId, read);
+        before = read ?? 'absent';
+      }
       if (before === undefined) {
         remember(accountId, chatId, await updateChat(table, accountId, chatId, change));
         return;

@@ -38,6 +38,8 @@ export async function listChats(table: Table, accountId: string, page: Page): Pr
 export interface ChatChange {
   at?: number;
   unread?: number;
+  /** The phone's own unread count (history): the count becomes at least this, after `unread`. */
+  unreadAtLeast?: number;
   name?: string;
 }
 
@@ -57,14 +59,15 @@ const defaultName = (chatId: string) => {
  */
 export function applyChatChange(chat: Chat | undefined, chatId: string, change: ChatChange, keptSinceMs?: number): Chat | undefined {
   const unread = change.unread ?? 0;
+  const atLeast = (count: number) => Math.max(count, change.unreadAtLeast ?? count);
   if (!chat || (keptSinceMs !== undefined && chat.lastMessageTime < keptSinceMs)) {
     if (change.at === undefined) return undefined;
-    return { chatId, name: change.name ?? defaultName(chatId), unreadCount: unread, lastMessageTime: change.at };
+    return { chatId, name: change.name ?? defaultName(chatId), unreadCount: atLeast(unread), lastMessageTime: change.at };
   }
   return {
     chatId,
     name: change.name ?? chat.name,
-    unreadCount: chat.unreadCount + unread,
+    unreadCount: atLeast(chat.unreadCount + unread),
     lastMessageTime: change.at === undefined ? chat.lastMessageTime : Math.max(chat.lastMessageTime, change.at),
   };
 }

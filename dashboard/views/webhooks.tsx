@@ -20,6 +20,7 @@ const EVENT_NAMES: EventName[] = [
   'qr',
   'call',
   'account.limit',
+  'history.sync',
 ];
 
 /**

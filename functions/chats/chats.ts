@@ -2,13 +2,15 @@ import { Readable } from 'node:stream';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { NotFoundError, OperationFailedError } from '../../core/errors.js';
 import { getStream } from '../../core/media-store.js';
-import { messageSchema } from '../../core/schemas/message.js';
+import { messageSchema, type Message } from '../../core/schemas/message.js';
 import { chatSchema } from '../../core/schemas/chat.js';
 import { getAccount } from '../../core/store/accounts.js';
 import { listChats } from '../../core/store/chats.js';
 import { findMedia } from '../../core/store/media.js';
+import { MEDIA_GONE } from '../../core/store/history-media.js';
 import { findMessage, listMessages } from '../../core/store/messages.js';
 import { newRouter } from '../http/router.js';
+import { sendAndWait } from '../messages/send-wait.js';
 import type { AppEnv, Services } from '../http/services.js';
 import { errorResponse, jsonResponse } from '../http/responses.js';
 import { accountIdParam, chatIdParam, messageIdParam, pageQuery } from '../http/validation.js';
@@ -61,10 +63,28 @@ const media = createRoute({
       description: 'The file, with its Content-Type and Content-Length',
       content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } },
     },
-    404: errorResponse('Account not found / Message not found / No media in message'),
+    404: errorResponse('Account not found / Message not found / No media in message / Media no longer available'),
     500: errorResponse('internal_error: the stored file could not be read'),
   },
 });
+
+/**
+ * The media of an imported message, never downloaded yet: the connector fetches it from
+ * WhatsApp now (connector/history/media-fetch.ts) and the row gets its mediaId.
+ */
+async function fetchHistoryMedia(services: Services, accountId: string, message: Message): Promise<string> {
+  if (!message.hasMedia || !message.historical) throw new NotFoundError('No media in message');
+  const account = await getAccount(services.table, accountId);
+  try {
+    await sendAndWait(services, account, { type: 'fetch_media', payload: { to: message.chatId, targetMessageId: message.messageId } });
+  } catch (error) {
+    if (error instanceof OperationFailedError && error.message === MEDIA_GONE) throw new NotFoundError(MEDIA_GONE);
+    throw error;
+  }
+  const mediaId = (await findMessage(services.table, accountId, message.messageId))?.mediaId;
+  if (!mediaId) throw new NotFoundError(MEDIA_GONE);
+  return mediaId;
+}
 
 /** Header-safe file name for Content-Disposition. */
 function dispositionName(fileName: string): string {
@@ -108,8 +128,8 @@ export function chatHistoryRoutes(services: Services): OpenAPIHono<AppEnv> {
         const found = await findMessage(table, accountId, id);
         await assertAccountWhenEmpty(table, accountId, !found);
         if (!found) throw new NotFoundError('Message not found');
-        if (!found.mediaId) throw new NotFoundError('No media in message');
-        record = await findMedia(table, accountId, found.mediaId);
+        const mediaId = found.mediaId ?? (await fetchHistoryMedia(services, accountId, found));
+        record = await findMedia(table, accountId, mediaId);
         // Under MEDIA_RETENTION_DAYS a message may outlive its media: gone by design, not a fault.
         if (!record && table.retention?.mediaDays !== undefined) throw new NotFoundError('Media expired');
         if (!record) throw new OperationFailedError('media record missing for the message');

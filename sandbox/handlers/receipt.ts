@@ -2,6 +2,7 @@ import type { BinaryNode } from '@whiskeysockets/baileys';
 import { child, children, type StanzaContext } from './context.js';
 import { handleGroupReceipt } from '../groups/receipts.js';
 import { parseGroupJid } from '../groups/model.js';
+import { answerMediaRetry } from '../phone/media-retry.js';
 
 /** Receipt types that concern only the receiving side; nothing goes back to the sender. */
 const LOCAL_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'read-self', 'server-error']);
@@ -17,6 +18,13 @@ export function handleReceipt(ctx: StanzaContext, node: BinaryNode): void {
   if (!id) return;
   // A retry receipt asks for the message again: until it comes, the stanza stays kept.
   if (type !== 'retry') ctx.network.received(ctx.companion, [id, ...listedIds(node)]);
+  // A media retry (Baileys updateMediaMessage) is for the account's own phone, which kept the message.
+  if (type === 'server-error') {
+    answerMediaRetry(ctx.network, ctx.account, ctx.device, node).catch((err: unknown) => {
+      ctx.network.logger.warn({ err, messageId: id }, 'phone could not answer a media retry');
+    });
+    return;
+  }
   if (type && LOCAL_TYPES.has(type)) return;
   if (parseGroupJid(node.attrs.to)) return handleGroupReceipt(ctx, node);
   const origin = ctx.network.originOf(id);

@@ -25,6 +25,7 @@ function newPhoneIdentity(): PhoneIdentity {
     sessions: new Map(),
     inbox: [],
     undecrypted: [],
+    chats: new Map(),
   };
 }
 

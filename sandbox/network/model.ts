@@ -21,6 +21,8 @@ export interface CompanionDevice {
   linkedAt: number;
   /** The phone sent the initial history bootstrap (only once per linked device). */
   bootstrapped: boolean;
+  /** The companion asked for the full history when it registered (DeviceProps.requireFullSync). */
+  fullSync?: boolean;
   /** Stanzas waiting for the device to come online, delivered with offline="1". */
   queue: BinaryNode[];
   /**
@@ -52,6 +54,29 @@ export interface PhoneIdentity {
   inbox: PhoneInboxEntry[];
   /** Ciphertexts from other numbers' companions, decrypted in order when the inbox is read. */
   undecrypted: PendingCiphertext[];
+  /** The conversations the phone keeps, by chat JID: what its history syncs carry (phone/history.ts). */
+  chats: Map<string, PhoneChat>;
+}
+
+/** One message a phone keeps in a conversation. */
+export interface PhoneHistoryMessage {
+  id: string;
+  fromMe: boolean;
+  /** Unix seconds. */
+  timestamp: number;
+  /** The message, encoded (proto.Message). */
+  content: Buffer;
+}
+
+/** A conversation as the phone keeps it, oldest message first. */
+export interface PhoneChat {
+  jid: string;
+  /** The name saved in the phone's address book (or a group's subject). */
+  name?: string;
+  /** The person's own push name, when the phone knows it. */
+  pushName?: string;
+  unread: number;
+  messages: PhoneHistoryMessage[];
 }
 
 interface PendingCiphertext {

@@ -1,5 +1,6 @@
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import type { Logger } from '../log.js';
+import type { MediaUploads } from '../media-host.js';
 import type { NoiseKeys } from '../certs.js';
 import { AccountRegistry } from './accounts.js';
 import type { Account, CompanionDevice } from './model.js';
@@ -63,6 +64,8 @@ export class Network {
   /** Accounts that exchanged messages: they hear about each other's device changes. */
   private readonly peers = new Map<string, Set<string>>();
   mediaHost = '';
+  /** The media host's store, for what the phones upload (history syncs, media in them). */
+  media: MediaUploads | undefined;
 
   constructor(
     readonly noiseKeys: NoiseKeys,

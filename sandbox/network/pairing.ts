@@ -10,6 +10,8 @@ export interface Registration {
   registrationId: number;
   signedPreKey: SignedPreKeyRecord;
   platform: string;
+  /** The companion asked for the full history (Baileys' `syncFullHistory` sets DeviceProps.requireFullSync). */
+  fullSync: boolean;
 }
 
 /** Validates a registration payload; throws on anything incomplete (the connection closes). */
@@ -26,9 +28,11 @@ export function parseRegistration(noiseKey: Buffer, data: proto.ClientPayload.ID
     throw new Error('incomplete registration payload');
   }
   let platform = 'web';
+  let fullSync = false;
   try {
     const props = data.deviceProps ? proto.DeviceProps.decode(data.deviceProps) : undefined;
     if (props?.os) platform = props.os.toLowerCase();
+    fullSync = props?.requireFullSync === true;
   } catch {
     platform = 'web';
   }
@@ -38,6 +42,7 @@ export function parseRegistration(noiseKey: Buffer, data: proto.ClientPayload.ID
     registrationId,
     signedPreKey: { keyId, publicKey: Buffer.from(data.eSkeyVal), signature: Buffer.from(data.eSkeySig) },
     platform,
+    fullSync,
   };
 }
 

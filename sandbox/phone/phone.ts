@@ -1,4 +1,3 @@
-import { deflateSync } from 'node:zlib';
 import {
   encodeWAMessage,
   generateMessageID,
@@ -11,10 +10,12 @@ import { ProtocolAddress, SessionBuilder, SessionCipher, type SignalStorage } fr
 import type { Network } from '../network/network.js';
 import type { Account, CompanionDevice } from '../network/model.js';
 import { INBOX_LIMIT, UNDECRYPTED_LIMIT, type PhoneInboxEntry } from '../network/model.js';
-import { lidJid, pnJid } from '../network/jids.js';
+import { pnJid } from '../network/jids.js';
 import { KeyedSerial } from '../../core/serial.js';
 import { phoneSignalStore } from './signal-store.js';
 import { summarize } from './messages.js';
+import { keepMessage, type HistoryKind } from './history.js';
+import { HistoryPush } from './history-push.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -27,7 +28,16 @@ export class Phones {
   /** Recent plaintexts the phones sent, for answering retry receipts. */
   private readonly sent = new Map<string, { message: proto.IMessage; to: string }>();
 
-  constructor(private readonly network: Network) {}
+  /** The conversations pushed to companions and the on-demand answers (history-push.ts). */
+  private readonly history: HistoryPush;
+
+  constructor(private readonly network: Network) {
+    this.history = new HistoryPush(network, {
+      serial: (phone, work) => this.serial(phone, work),
+      send: (phone, companion, message) => this.sendToCompanion(phone, companion, message),
+      decrypt: (phone, device, type, ciphertext) => this.decryptFromCompanion(phone, device, type, ciphertext),
+    });
+  }
 
   private store(account: Account): SignalStorage {
     let store = this.stores.get(account.phone);
@@ -105,6 +115,8 @@ export class Phones {
         sends.push(this.sendEncrypted(phone, target, companion, message, attrs));
       }
       this.record(target, { id, from: pnJid(phone.phone), ...summarize(message), timestamp: now() });
+      keepMessage(target, pnJid(phone.phone), { id, fromMe: false, timestamp: now(), message }, { unread: true, pushName: phone.pushName });
+      keepMessage(phone, pnJid(target.phone), { id, fromMe: true, timestamp: now(), message });
     }
     const sentCopy: proto.IMessage = { deviceSentMessage: { destinationJid: destination, message } };
     for (const companion of phone.devices.values()) {
@@ -136,9 +148,16 @@ export class Phones {
    * inbox is read (`readInbox`), in arrival order, which is what the Signal ratchet needs.
    */
   receive(phone: Account, sender: Account, senderDevice: number, stanza: BinaryNode): void {
-    if (sender === phone) return;
     const enc = Array.isArray(stanza.content) ? stanza.content.find((n) => n.tag === 'enc') : undefined;
     if (!enc || !(enc.content instanceof Uint8Array)) return;
+    if (sender === phone) {
+      if (stanza.attrs.category !== 'peer') return;
+      const ciphertext = Buffer.from(enc.content);
+      this.history.answerPeer(phone, senderDevice, stanza.attrs.id ?? '', enc.attrs.type ?? 'msg', ciphertext).catch((err: unknown) => {
+        this.network.logger.warn({ err, phone: phone.phone }, 'phone could not answer a peer request');
+      });
+      return;
+    }
     const id = stanza.attrs.id ?? '';
     const pending = phone.phoneIdentity.undecrypted;
     pending.push({
@@ -217,7 +236,12 @@ export class Phones {
               ? await cipher.decryptPreKeyWhisperMessage(item.ciphertext)
               : await cipher.decryptWhisperMessage(item.ciphertext);
           const message = proto.Message.decode(unpadRandomMax16(padded));
-          this.record(phone, { id: item.id, from: pnJid(sender.phone), ...summarize(message), timestamp: item.timestamp });
+          const summary = summarize(message);
+          this.record(phone, { id: item.id, from: pnJid(sender.phone), ...summary, timestamp: item.timestamp });
+          if (KEPT_IN_CONVERSATIONS.has(summary.type)) {
+            const entry = { id: item.id, fromMe: false, timestamp: item.timestamp, message };
+            keepMessage(phone, pnJid(sender.phone), entry, { unread: true, pushName: sender.pushName });
+          }
         } catch (err) {
           this.network.logger.warn({ err, messageId: item.id }, 'phone could not decrypt a message');
         }
@@ -242,51 +266,33 @@ export class Phones {
     await this.sendEncrypted(phone, requester, companion, message, attrs);
   }
 
-  /**
-   * The history syncs a phone pushes to a newly linked companion: the initial bootstrap (empty
-   * history and the PN<->LID mappings it knows; Baileys waits up to 20 s for it, chats.js:1067-1111)
-   * and the push names (the account's own first), which Baileys reads only from a PUSH_NAME sync
-   * (Utils/history.js). WhatsApp also gives the companion its own name through app-state sync
-   * (critical_block, pushNameSetting), which the sandbox does not model (docs/sandbox-protocol.md).
-   */
+  /** After a link: the bootstrap, push names and conversations (history-push.ts). */
   sendHistoryBootstrap(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
-    return this.serial(phone, () => this.sendHistoryBootstrapNow(phone, companion, known));
+    return this.history.sendBootstrap(phone, companion, known);
   }
 
-  private async sendHistoryBootstrapNow(phone: Account, companion: CompanionDevice, known: Account[]): Promise<void> {
-    const { HistorySyncType } = proto.HistorySync;
-    const bootstrap = historySyncMessage(HistorySyncType.INITIAL_BOOTSTRAP, {
-      conversations: [],
-      phoneNumberToLidMappings: [phone, ...known].map((a) => ({ pnJid: pnJid(a.phone), lidJid: lidJid(a.lid) })),
+  /** A peer message from device 0 to one of its companions (history syncs, answers to its requests). */
+  private sendToCompanion(phone: Account, companion: CompanionDevice, message: proto.IMessage): Promise<void> {
+    return this.sendEncrypted(phone, phone, companion, message, {
+      id: generateMessageID(),
+      type: 'text',
+      category: 'peer',
+      push_priority: 'high_force',
     });
-    const pushNames = historySyncMessage(HistorySyncType.PUSH_NAME, {
-      pushnames: [phone, ...known].map((a) => ({ id: pnJid(a.phone), pushname: a.pushName })),
-    });
-    companion.bootstrapped = true;
-    this.network.changed();
-    for (const message of [bootstrap, pushNames]) {
-      await this.sendEncrypted(phone, phone, companion, message, {
-        id: generateMessageID(),
-        type: 'text',
-        category: 'peer',
-        push_priority: 'high_force',
-      });
-    }
+  }
+
+  /** What one of the phone's own companions sent device 0, decrypted. */
+  private async decryptFromCompanion(phone: Account, device: number, type: string, ciphertext: Buffer): Promise<proto.IMessage> {
+    const cipher = new SessionCipher(this.store(phone), this.address(phone, device));
+    const padded = type === 'pkmsg' ? await cipher.decryptPreKeyWhisperMessage(ciphertext) : await cipher.decryptWhisperMessage(ciphertext);
+    return proto.Message.decode(unpadRandomMax16(padded));
+  }
+
+  /** Sends a history sync to every linked companion again, as the phone may (POST /phones/:phone/history/push). */
+  pushHistory(phone: Account, kind: HistoryKind): Promise<void> {
+    return this.history.push(phone, kind);
   }
 }
 
-/** A history sync sent inline, as WhatsApp sends small ones (initialHistBootstrapInlinePayload). */
-function historySyncMessage(syncType: proto.HistorySync.HistorySyncType, history: Omit<proto.IHistorySync, 'syncType'>): proto.IMessage {
-  const payload = proto.HistorySync.encode({ syncType, progress: 100, ...history }).finish();
-  return {
-    protocolMessage: {
-      type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
-      historySyncNotification: {
-        syncType: syncType as unknown as proto.Message.HistorySyncType,
-        initialHistBootstrapInlinePayload: deflateSync(payload),
-        chunkOrder: 0,
-        progress: 100,
-      },
-    },
-  };
-}
+/** What a phone keeps in its conversations: messages people read, not reactions or protocol messages. */
+const KEPT_IN_CONVERSATIONS: ReadonlySet<string> = new Set(['text', 'image', 'video', 'audio', 'document', 'sticker']);

@@ -102,6 +102,7 @@ describe('the app', () => {
         '/webhooks',
         '/webhooks/{webhookId}/deliveries',
         '/accounts/{accountId}/chats/{chatId}/read',
+        '/accounts/{accountId}/chats/{chatId}/history',
         '/accounts/{accountId}/message/edit',
         '/accounts/{accountId}/message/forward',
         '/accounts/{accountId}/message/send/contact',

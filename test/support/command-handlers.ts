@@ -22,6 +22,8 @@ export function handlersFrom(handle: (command: Command) => Promise<CommandOutcom
     forward_message: handle,
     mark_chat_read: handle,
     send_presence: handle,
+    request_history: handle,
+    fetch_media: handle,
     group: handle,
     socket_query: handle,
     send_queued: handle,

@@ -38,6 +38,8 @@ const handlers: CommandHandlers = {
   forward_message: never,
   mark_chat_read: never,
   send_presence: never,
+  request_history: never,
+  fetch_media: never,
   group: never,
   socket_query: never,
   send_queued: never,

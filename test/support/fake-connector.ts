@@ -47,6 +47,8 @@ const SEND_TYPES = new Set([
   'forward_message',
   'mark_chat_read',
   'send_presence',
+  'request_history',
+  'fetch_media',
 ]);
 
 /**

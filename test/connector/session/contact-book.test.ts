@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContactBook } from '../../../connector/session/contact-book.js';
+import { chatWriterOf } from '../../../core/store/chat-writer.js';
 import { findChat, updateChat } from '../../../core/store/chats.js';
 import { findContact } from '../../../core/store/contacts.js';
 import { countedTable, type CountedTable } from '../../support/counted-table.js';
@@ -41,6 +42,27 @@ describe('the contact book of a session', () => {
       pushName: 'Danny',
     });
     expect((await findChat(t.table, accountId, dan))?.name).toBe('Daniel (work)');
+  });
+
+  it('a rename is kept when the next message moves the chat (the chat writer knew the chat by its old name)', async () => {
+    const renamed = 'cbook-rename';
+    const book = new ContactBook({ table: counted.table, accountId: renamed, logger: silentLogger });
+    const eve = '15550920003@s.whatsapp.net';
+    // The session's chat writer: the one of the same table.
+    const chats = chatWriterOf(counted.table);
+    const text = (messageId: string, timestamp: number) => ({
+      messageId,
+      from: eve,
+      chatId: eve,
+      timestamp,
+      type: 'text' as const,
+      fromMe: false,
+      text: 'hi',
+    });
+    await chats.putMessageIfAbsent(renamed, text('E1', 1_000), undefined, { at: 1_000, unread: 1, name: 'Eve' });
+    await book.learn([{ id: eve, name: 'Eve (neighbour)' }]);
+    await chats.putMessageIfAbsent(renamed, text('E2', 2_000), undefined, { at: 2_000, unread: 1 });
+    expect(await findChat(t.table, renamed, eve)).toMatchObject({ name: 'Eve (neighbour)', unreadCount: 2, lastMessageTime: 2_000 });
   });
 
   it('a push name repeated with every message is written once', async () => {

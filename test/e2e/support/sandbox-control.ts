@@ -20,6 +20,17 @@ export interface SandboxControl {
   pair(phone: string, code: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Sends a text from the phone itself (device 0); `to` is a phone number or JID. */
   sendFromPhone(phone: string, to: string, text: string): Promise<{ id: string }>;
+  /** Gives the phone conversations for its history (sandbox/phone/history.ts `seedHistory`). */
+  seedHistory(
+    phone: string,
+    seed: { chats: number; messagesPerChat: number; days?: number; media?: number },
+  ): Promise<{ messages: number }>;
+  /** The conversations the phone keeps, oldest message first. */
+  history(phone: string): Promise<SandboxChat[]>;
+  /** The media host forgets a kept message's file; `phoneKeeps`: the phone can upload it again. */
+  expireMedia(phone: string, messageId: string, phoneKeeps: boolean): Promise<unknown>;
+  /** The phone sends its RECENT or FULL history to its companions again. */
+  pushHistory(phone: string, kind: 'recent' | 'full'): Promise<unknown>;
   inbox(phone: string): Promise<PhoneInboxMessage[]>;
   devices(phone: string): Promise<{ device: number; jid: string }[]>;
   /** Group metadata queries the phone's devices (the gateway's socket among them) have asked. */
@@ -53,6 +64,15 @@ interface SandboxVersions {
   refused: Record<string, number>;
 }
 
+/** A conversation as a sandbox phone keeps it (GET /phones/:phone/history). */
+export interface SandboxChat {
+  jid: string;
+  name?: string;
+  pushName?: string;
+  unread: number;
+  messages: Array<{ id: string; fromMe: boolean; timestamp: number }>;
+}
+
 export function sandboxControl(controlUrl: string): SandboxControl {
   async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await fetch(`${controlUrl}${path}`, {
@@ -75,6 +95,10 @@ export function sandboxControl(controlUrl: string): SandboxControl {
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     },
     sendFromPhone: (phone, to, text) => call('POST', `/phones/${phone}/messages`, { to, text }),
+    seedHistory: (phone, seed) => call('POST', `/phones/${phone}/history`, seed),
+    history: async (phone) => (await call<{ chats: SandboxChat[] }>('GET', `/phones/${phone}/history`)).chats,
+    expireMedia: (phone, messageId, phoneKeeps) => call('POST', `/phones/${phone}/media/expire`, { messageId, phoneKeeps }),
+    pushHistory: (phone, kind) => call('POST', `/phones/${phone}/history/push`, { kind }),
     inbox: async (phone) => (await call<{ messages: PhoneInboxMessage[] }>('GET', `/phones/${phone}/messages`)).messages,
     devices: async (phone) => (await call<{ devices: { device: number; jid: string }[] }>('GET', `/phones/${phone}`)).devices,
     groupMetadataQueries: async (phone) => (await call<{ groupMetadataQueries: number }>('GET', `/phones/${phone}`)).groupMetadataQueries,

@@ -2,6 +2,7 @@ import {
   DisconnectReason,
   getBinaryNodeChild,
   makeWASocket,
+  type BaileysEventMap,
   type BinaryNode,
   type UserFacingSocketConfig,
   type WAMessage,
@@ -27,6 +28,8 @@ export interface ClientOptions {
   /** Reconnect after any close except logout or 403 (515 restarts are always followed). Default true. */
   autoReconnect?: boolean;
   auth?: MemoryAuthState;
+  /** Baileys settings of every socket of the client, the first included (e.g. `syncFullHistory`). */
+  socketConfig?: Partial<UserFacingSocketConfig>;
 }
 
 /**
@@ -59,6 +62,8 @@ export class SandboxClient {
   private hung: WASocket[] = [];
   /** History sync payloads received (the phone's INITIAL_BOOTSTRAP after linking). */
   historySyncs = 0;
+  /** What each processed history sync carried, in the order Baileys emitted them. */
+  readonly histories: BaileysEventMap['messaging-history.set'][] = [];
   qr: string | undefined;
   private stopped = false;
   private readonly autoReconnect: boolean;
@@ -69,6 +74,7 @@ export class SandboxClient {
   ) {
     this.auth = options.auth ?? memoryAuthState();
     this.autoReconnect = options.autoReconnect ?? true;
+    this.socketConfig = options.socketConfig ?? {};
   }
 
   /**
@@ -129,7 +135,10 @@ export class SandboxClient {
       this.messages.push(...messages);
     });
     sock.ev.on('messages.update', (updates) => this.updates.push(...updates));
-    sock.ev.on('messaging-history.set', () => this.historySyncs++);
+    sock.ev.on('messaging-history.set', (history) => {
+      this.historySyncs++;
+      this.histories.push(history);
+    });
     sock.ev.on('connection.update', ({ connection, qr, lastDisconnect }) => {
       if (qr) this.qr = qr;
       if (connection === 'open') this.openCount++;
