@@ -43,7 +43,7 @@ export function settingImports(mode: AccountSettings['history'], kind: SyncKind)
 export interface ChunkPlan {
   messages: Message[];
   /** Messages with media: their content as proto.Message bytes, which finds the media on WhatsApp later. */
-  media: Array<{ messageId: string; content: Uint8Array }>;
+  media: Array<{ messageId: string; timestamp: number; content: Uint8Array }>;
   chats: Array<{ chatId: string; change: ChatChange }>;
 }
 
@@ -75,7 +75,8 @@ export function planChunk(
     if (action.kind !== 'message' || !kept(action.message.chatId)) continue;
     const status = action.message.fromMe ? statusFromBaileys(msg.status) : undefined;
     messages.push({ ...action.message, ...(status && !action.message.status ? { status } : {}), historical: true });
-    if (action.media && msg.message) media.push({ messageId: msg.key.id, content: proto.Message.encode(msg.message).finish() });
+    if (action.media && msg.message)
+      media.push({ messageId: msg.key.id, timestamp: action.message.timestamp, content: proto.Message.encode(msg.message).finish() });
     newest.set(action.message.chatId, Math.max(newest.get(action.message.chatId) ?? 0, action.message.timestamp));
     if (!action.message.fromMe && msg.pushName && action.message.from === action.message.chatId) {
       pushNames.set(action.message.chatId, msg.pushName);

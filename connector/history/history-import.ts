@@ -163,7 +163,7 @@ export class HistoryImport {
     if (plan.media.length > 0) {
       await writeInSharedRequests(
         table,
-        plan.media.map(({ messageId, content }) => historyMediaPut(accountId, messageId, content)),
+        plan.media.map((media) => historyMediaPut(accountId, media, media.content, table.retention?.messageDays)),
       );
     }
     let stored = 0;

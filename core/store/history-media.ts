@@ -1,6 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { historyMediaKey, messageKey } from '../keys.js';
 import type { WriteRequest } from './batch.js';
+import { expiryAfter } from './retention.js';
 import { ITEM_EXISTS, writeIfCondition, type Table } from './table.js';
 
 /** Why the media of an imported message cannot be had: the API answers it as a 404. */
@@ -11,8 +12,15 @@ export const MEDIA_GONE = 'Media no longer available';
  * WhatsApp (the message's content, with its media key and path, as proto.Message bytes) is kept
  * beside the row, and the first download of the media fetches it.
  */
-export function historyMediaPut(accountId: string, messageId: string, content: Uint8Array): WriteRequest {
-  return { put: { ...historyMediaKey(accountId, messageId), messageId, content } };
+export function historyMediaPut(
+  accountId: string,
+  message: { messageId: string; timestamp: number },
+  content: Uint8Array,
+  messageDays: number | undefined,
+): WriteRequest {
+  // It expires with its message's row (retention.ts): without the row it finds nothing.
+  const { messageId, timestamp } = message;
+  return { put: { ...historyMediaKey(accountId, messageId), messageId, content, ...expiryAfter(timestamp, messageDays) } };
 }
 
 /** The kept content of a historical message with media; undefined when none is kept. */

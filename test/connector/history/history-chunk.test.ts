@@ -1,6 +1,7 @@
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { describe, expect, it } from 'vitest';
 import { planChunk, settingImports, syncKindOf } from '../../../connector/history/history-chunk.js';
+import { historyMediaPut } from '../../../core/store/history-media.js';
 
 const SELF = '15550000001@s.whatsapp.net';
 const PERSON = '15550000002@s.whatsapp.net';
@@ -65,6 +66,14 @@ describe('history chunks: what a chunk becomes', () => {
     const plan = planChunk(history, SELF, names());
     expect(plan.media.map((m) => m.messageId)).toEqual(['3EB0AAA3']);
     expect(proto.Message.decode(plan.media[0]!.content).imageMessage?.directPath).toBe('/m/1');
+    // Kept as long as its message's row (MESSAGE_RETENTION_DAYS), then of no use.
+    const media = plan.media[0]!;
+    const row = plan.messages.find((m) => m.messageId === media.messageId)!;
+    expect(media.timestamp).toBe(row.timestamp);
+    const kept = historyMediaPut('acct', media, media.content, 30);
+    expect('put' in kept && kept.put.expiresAt).toBe(Math.ceil((row.timestamp + 30 * 86_400_000) / 1000));
+    const forever = historyMediaPut('acct', media, media.content, undefined);
+    expect('put' in forever && 'expiresAt' in forever.put).toBe(false);
   });
 
   it("chats: the phone's unread count as a floor, its time, named by the saved name, else a push name seen", () => {
