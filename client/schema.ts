@@ -563,84 +563,7 @@ export interface paths {
      * Ask the phone for older messages of a chat: they arrive as a history.sync event (on_demand)
      * @description Asks the account's phone for `count` messages older than the chat's oldest stored one (docs/history.md). 202 once the request left; the messages are imported when the phone answers, and posted as one `history.sync` event with `syncType: on_demand`.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          accountId: string;
-          chatId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            count: number;
-          };
-        };
-      };
-      responses: {
-        /** @description Asked of the phone: `requested` messages */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {boolean} */
-              ok: true;
-              requested: number;
-            };
-          };
-        };
-        /** @description Missing or invalid field */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description An account key used outside its own account's routes (`Forbidden`) */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description Account not found / Chat not found */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description internal_error: not connected or timed out */
-        500: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['requestChatHistory'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4315,6 +4238,84 @@ export interface operations {
         };
       };
       /** @description Account not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description internal_error: not connected or timed out */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  requestChatHistory: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        accountId: string;
+        chatId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          count: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Asked of the phone: `requested` messages */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            ok: true;
+            requested: number;
+          };
+        };
+      };
+      /** @description Missing or invalid field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description No key, or a key that is not valid (`Unauthorized`, with `WWW-Authenticate: Bearer`) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description An account key used outside its own account's routes (`Forbidden`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Account not found / Chat not found */
       404: {
         headers: {
           [name: string]: unknown;

@@ -1,4 +1,3 @@
-import { proto } from '@whiskeysockets/baileys';
 import { lazyChild } from '../../core/lazy-child.js';
 import type { CommandOf } from '../../core/schemas/command.js';
 import { findHistoryMedia, MEDIA_GONE, setFetchedMedia } from '../../core/store/history-media.js';
@@ -39,6 +38,9 @@ export function historyMediaHandlers(deps: SendDeps) {
           action: async (sock, handle) => {
             const download = handle.storeContext?.download;
             if (!download) throw new Error(MEDIA_GONE);
+            // Loaded here, in a session that has it already: an empty connector never loads
+            // Baileys (test/connector/empty-connector.test.ts).
+            const { proto } = await import('@whiskeysockets/baileys');
             const original = { key: keyOf(message), message: proto.Message.decode(content) };
             const fetch = async () => {
               try {

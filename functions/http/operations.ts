@@ -54,6 +54,7 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'GET /accounts/{accountId}/chats': { operationId: 'listChats', tag: 'chats' },
   'GET /accounts/{accountId}/chats/{chatId}/messages': { operationId: 'listChatMessages', tag: 'chats' },
   'POST /accounts/{accountId}/chats/{chatId}/read': { operationId: 'markChatRead', tag: 'chats' },
+  'POST /accounts/{accountId}/chats/{chatId}/history': { operationId: 'requestChatHistory', tag: 'chats' },
   'POST /accounts/{accountId}/presence': { operationId: 'sendPresence', tag: 'chats' },
 
   'GET /accounts/{accountId}/groups': { operationId: 'listGroups', tag: 'groups' },
