@@ -50,11 +50,16 @@ export function queueInboxReplay(
         if (message.key.id && parts.importingHistory(message.key.id)) return true;
         const imported = parts.importHistory(message);
         if (!imported) return false;
-        imported.then(
-          () => parts.inbox.remove(records),
-          (error: unknown) =>
-            parts.log.error({ err: error, messageId: message.key.id }, 'replayed history chunk not imported: kept for the next replay'),
-        );
+        imported
+          .then(() => parts.inbox.remove(records))
+          .catch((error: unknown) => {
+            // Its record stays: the next periodic replay must read the table again to find it.
+            parts.inbox.keep();
+            parts.log.error(
+              { err: error, messageId: message.key.id },
+              'replayed history chunk not imported (or its record not deleted): kept for the next replay',
+            );
+          });
         return true;
       },
     });
