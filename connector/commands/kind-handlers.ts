@@ -4,7 +4,6 @@ import { accountObjectPrefix } from '../../core/keys.js';
 import { getStream } from '../../core/media-store.js';
 import type { CommandOf } from '../../core/schemas/command.js';
 import type { Message } from '../../core/schemas/message.js';
-import { findChat } from '../../core/store/chats.js';
 import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { findMedia } from '../../core/store/media.js';
 import { findMessage, listMessages } from '../../core/store/messages.js';
@@ -159,7 +158,7 @@ export function kindHandlers(deps: SendDeps) {
       runSend(command, async () => {
         const { accountId } = command;
         const chatId = command.payload.to;
-        const unread = (await findChat(table, accountId, chatId))?.unreadCount ?? 0;
+        const unread = (await chatWriterOf(table).find(accountId, chatId))?.unreadCount ?? 0;
         const recent = unread > 0 ? await listMessages(table, accountId, chatId, { limit: READ_LOOKBACK, skip: 0 }) : [];
         const keys = recent
           .filter((message) => !message.fromMe)

@@ -2,7 +2,7 @@ import type { Logger } from '../../core/logger.js';
 import { queuedSendEventFor } from '../../core/message-status.js';
 import type { EventPublisher } from '../inbound/event-publisher.js';
 import type { QueuedSend } from '../../core/schemas/command.js';
-import { findChat } from '../../core/store/chats.js';
+import { chatWriterOf } from '../../core/store/chat-writer.js';
 import { failPendingOutbound } from '../../core/store/outbound.js';
 import { loadSendQueue, removeQueuedSend } from '../../core/store/send-queue.js';
 import type { Table } from '../../core/store/table.js';
@@ -40,7 +40,7 @@ export class Pacer {
       send: deps.send,
       pausedUntil: deps.pausedUntil,
       // A chat item exists once a message went either way (core/store/chat-writer.ts).
-      isNewChat: async (accountId, jid) => (await findChat(deps.table, accountId, jid)) === undefined,
+      isNewChat: async (accountId, jid) => (await chatWriterOf(deps.table).find(accountId, jid)) === undefined,
       failedBeforeSend: (accountId, send, error) => this.emit(accountId, send, { status: 'failed', error }),
       ...(deps.random ? { random: deps.random } : {}),
     };

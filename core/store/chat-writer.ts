@@ -5,7 +5,7 @@ import { KeyedSerial } from '../serial.js';
 import { chatSchema, type Chat } from '../schemas/chat.js';
 import type { Message } from '../schemas/message.js';
 import { BATCH_WRITE_LIMIT, batchGet } from './batch.js';
-import { applyChatChange, chatItem, updateChat, type ChatChange } from './chats.js';
+import { applyChatChange, chatItem, findChat, updateChat, type ChatChange } from './chats.js';
 import { messageItem, putMessageIfAbsent, type MessageMarks } from './messages.js';
 import { keptSince } from './retention.js';
 import { perTable, withoutKeys, type Table } from './table.js';
@@ -48,6 +48,12 @@ export interface ChatWriter {
   putMessageIfAbsent(accountId: string, message: Message, marks?: MessageMarks, chat?: ChatChange, holdChat?: HoldChat): Promise<boolean>;
   /** Applies a change to a chat (one without `at` changes only a chat that exists). */
   change(accountId: string, chatId: string, change: ChatChange): Promise<void>;
+  /**
+   * The chat as this writer has it: with the changes made, even those whose put is still waiting
+   * for company (the table's copy may lag them by `CHAT_LINGER_MS`); read from the table when not
+   * known.
+   */
+  find(accountId: string, chatId: string): Promise<Chat | undefined>;
   /** Forgets what is known of the account's chats: the next change reads them again. */
   forgetAccount(accountId: string): void;
 }
@@ -259,6 +265,11 @@ function createChatWriter(table: Table): ChatWriter {
       ),
     async change(accountId, chatId, change) {
       await writes.add({ kind: 'chat', accountId, chatId, change });
+    },
+    async find(accountId, chatId) {
+      const before = recall(accountId, chatId);
+      if (before !== undefined) return before === 'absent' ? undefined : before;
+      return findChat(table, accountId, chatId);
     },
     forgetAccount(accountId) {
       generations.set(accountId, (generations.get(accountId) ?? 0) + 1);

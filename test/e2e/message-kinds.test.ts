@@ -234,7 +234,8 @@ describe('message kinds through the API and the sandbox', () => {
     const second = await carol.sock!.sendMessage(bobJid, { text: 'two' });
     await storedOn(bob.id, second!.key.id!);
     await storedOn(bob.id, first!.key.id!);
-    expect((await findChat(gw.table, bob.id, carolJid))?.unreadCount).toBe(2);
+    // The chat's put may wait a moment for company after the rows (docs/guarantees.md).
+    await waitFor('the chat to count both', async () => (await findChat(gw.table, bob.id, carolJid))?.unreadCount === 2);
     const { status } = await api.call('POST', `/accounts/${bob.id}/chats/${carolJid}/read`);
     expect(status).toBe(200);
     expect((await findChat(gw.table, bob.id, carolJid))?.unreadCount).toBe(0);
