@@ -73,6 +73,11 @@ export interface Queues extends CommandQueue {
   sendWebhookEvent(event: WebhookEvent, delaySeconds?: number): Promise<void>;
   receiveWebhookEvents(options?: ReceiveOptions): Promise<Received<WebhookEvent>[]>;
   /**
+   * A wake-up on the webhook queue (as `wakeReceivers`). The queue is shared by every
+   * connector, so another one's receive may take it instead of the stopping one's.
+   */
+  wakeWebhookReceivers(): Promise<void>;
+  /**
    * Deletes a handled event. `lingerMs`: how long the delete may wait for others to share its
    * request (a few ms by default; the delivery worker, which does not wait for it, longer).
    */
@@ -242,6 +247,9 @@ export function createQueues(config: Config, clients: Pick<AwsClients, 'sqs'>, l
     },
     async receiveWebhookEvents(options = {}) {
       return receive(await webhookQueueUrl(), webhookEventSchema, options);
+    },
+    async wakeWebhookReceivers() {
+      await sqs.send(new SendMessageCommand({ QueueUrl: await webhookQueueUrl(), MessageBody: JSON.stringify(WAKE_UP) }));
     },
     ackWebhookEvent: (receiptHandle, lingerMs) => webhookBatches.delete(receiptHandle, lingerMs),
     changeWebhookVisibility: (receiptHandle, seconds) => changeVisibility(webhookQueueUrl(), receiptHandle, seconds),

@@ -84,11 +84,18 @@ export interface WebhookDelivery {
 /** Events handled at once; more wait in the queue. */
 const MAX_IN_FLIGHT = 50;
 /**
- * Receive long-poll seconds. Short, because a receive is never aborted: SQS (and fauxqs) may
- * still hand an event to an abandoned request, hiding it for its visibility timeout. Stop
- * waits for the receive out instead (no wake-up, core/poll-loop.ts), at most this long.
+ * Receive long-poll seconds: the longest SQS allows. The queue carries only retries (and events
+ * whose first attempt could not be made), so what costs is the polling itself: one receive per
+ * 20 s and connector, where 2 s cost ten (docs/benchmarks.md, Cost). A retry that comes due
+ * during the poll is handed out at once all the same.
  */
-const RECEIVE_WAIT_SECONDS = 2;
+const RECEIVE_WAIT_SECONDS = 20;
+/**
+ * How long a stop waits for its wake-up to end the receive out before aborting it. The queue is
+ * shared, so another connector's receive may take the wake-up; the abort may then hide an event
+ * handed to the abandoned request for its visibility timeout, a delay of seconds on a retry.
+ */
+const WAKE_UP_GRACE_MS = 1_500;
 /** Pause after a failed receive (queue unreachable) before polling again. */
 const RECEIVE_ERROR_PAUSE_MS = 2_000;
 /** How often open circuits are checked for a due probe. */
@@ -335,6 +342,7 @@ export function startWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDelivery
       return 'back_off';
     },
     backOffMs: RECEIVE_ERROR_PAUSE_MS,
+    wakeUp: { wakeReceivers: () => queues.wakeWebhookReceivers(), graceMs: WAKE_UP_GRACE_MS, logger: log },
   });
   const probeParts = {
     parked,
