@@ -264,7 +264,9 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
   balancer = shards;
   if (handedBeforeStart) shards.wake();
 
-  const stopEmf = config.METRICS_EMF ? startEmfLines(metrics, undefined, { perCache: config.METRICS_EMF_CACHES }) : undefined;
+  const stopEmf = config.METRICS_EMF
+    ? startEmfLines(metrics, undefined, { detail: config.METRICS_EMF_DETAIL, perCache: config.METRICS_EMF_CACHES })
+    : undefined;
   const fullCollection = exposedFullCollection();
   idleCollector =
     config.IDLE_COLLECT_MS > 0 && fullCollection

@@ -90,6 +90,12 @@ export const configSchema = z.object({
     .describe(
       '`true`: the connector also logs its metrics every minute as CloudWatch Embedded Metric Format lines (the CDK stack sets it)',
     ),
+  METRICS_EMF_DETAIL: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
+    .transform((v) => v === 'true')
+    .describe(
+      '`true`: the EMF line also holds the accounts owned and logged out, the commands, the RSS and the bounded caches summed up (six more CloudWatch custom metrics, $1.80 a month); unset: the accounts connected and reconnecting, the messages received and the decrypt failures (four, $1.20 a month)',
+    ),
   METRICS_EMF_CACHES: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
     .transform((v) => v === 'true')

@@ -18,7 +18,6 @@ export const METRIC = {
   commands: 'Commands',
   sendLatency: 'SendLatency',
   decryptFailures: 'DecryptFailures',
-  webhookBacklog: 'WebhookBacklog',
   rss: 'ResidentMemory',
   cacheEntries: 'CacheEntries',
   cacheMaxEntries: 'CacheMaxEntries',

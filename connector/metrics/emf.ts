@@ -1,26 +1,34 @@
 import { METRIC, METRICS_CACHE_DIMENSION, METRICS_DIMENSION, METRICS_NAMESPACE, METRICS_SERVICE } from '../../core/metric-names.js';
 import type { ConnectorMetrics } from './connector-metrics.js';
 
-/** Prometheus name -> CloudWatch name and unit of the values sent as EMF. */
+/**
+ * Prometheus name -> CloudWatch name and unit of the values sent as EMF. Each is a CloudWatch
+ * custom metric at $0.30 a month, so the line holds by default only what nothing free shows:
+ * the accounts connected and reconnecting (an alarm watches it), the messages received and
+ * those that could not be decrypted ($1.20 a month). The rest with `detail` (docs/connector.md,
+ * Metrics); the webhook backlog never: it is SQS's own free metric.
+ */
 const EMF_METRICS: [string, string, string][] = [
-  ['wa_accounts_owned', METRIC.accountsOwned, 'Count'],
   ['wa_accounts_connected', METRIC.accountsConnected, 'Count'],
   ['wa_accounts_reconnecting', METRIC.accountsReconnecting, 'Count'],
-  ['wa_accounts_logged_out', METRIC.accountsLoggedOut, 'Count'],
   ['wa_inbound_messages_total', METRIC.inboundMessages, 'Count'],
-  ['wa_commands_total', METRIC.commands, 'Count'],
   ['wa_decrypt_failures_total', METRIC.decryptFailures, 'Count'],
-  ['wa_webhook_backlog', METRIC.webhookBacklog, 'Count'],
+];
+/** With `detail`: what the API's, ECS's and SQS's own metrics nearly show already. */
+const EMF_DETAIL_METRICS: [string, string, string][] = [
+  ['wa_accounts_owned', METRIC.accountsOwned, 'Count'],
+  ['wa_accounts_logged_out', METRIC.accountsLoggedOut, 'Count'],
+  ['wa_commands_total', METRIC.commands, 'Count'],
   ['wa_resident_memory_bytes', METRIC.rss, 'Bytes'],
 ];
 const COUNTERS = new Set(['wa_inbound_messages_total', 'wa_commands_total', 'wa_decrypt_failures_total']);
 const EVERY_MS = 60_000;
 
 /**
- * The bounded caches summed up for the service-wide line: all their entries, and how full the
- * fullest one is (at 100 % it evicts). Two metrics instead of two per cache: each CloudWatch
- * custom metric costs $0.30 a month, and per cache they were 28 of 37 (docs/connector.md,
- * Metrics). The per-cache figures stay on /metrics, and in EMF with METRICS_EMF_CACHES.
+ * The bounded caches summed up for the service-wide line (with `detail`): all their entries, and
+ * how full the fullest one is (at 100 % it evicts). Two metrics instead of two per cache: per
+ * cache they were 28 custom metrics. The per-cache figures stay on /metrics, and in EMF with
+ * METRICS_EMF_CACHES.
  */
 function cachesSummed(sizes: Record<string, { entries: number; maxEntries: number }>): { entries: number; fullestPercent: number } {
   let entries = 0;
@@ -56,15 +64,17 @@ function cacheLine(cache: string, size: { entries: number; maxEntries: number })
 
 /**
  * Every minute one CloudWatch Embedded Metric Format line on stdout (the awslogs driver ships it,
- * CloudWatch extracts the metrics; docs/connector.md, Metrics), with the bounded caches summed up;
- * with `perCache`, also one line per bounded cache (dimensions Service and Cache: its entries and
- * its bound). Counters are sent as the increase since the last line. Returns the stopper.
+ * CloudWatch extracts the metrics; docs/connector.md, Metrics). With `detail`, it also holds the
+ * detail metrics and the bounded caches summed up; with `perCache`, one more line per bounded
+ * cache (dimensions Service and Cache: its entries and its bound). Counters are sent as the
+ * increase since the last line. Returns the stopper.
  */
 export function startEmfLines(
   metrics: ConnectorMetrics,
   write: (line: string) => void = (line) => process.stdout.write(line),
-  { everyMs = EVERY_MS, perCache = false }: { everyMs?: number; perCache?: boolean } = {},
+  { everyMs = EVERY_MS, detail = false, perCache = false }: { everyMs?: number; detail?: boolean; perCache?: boolean } = {},
 ): () => void {
+  const sent = detail ? [...EMF_METRICS, ...EMF_DETAIL_METRICS] : EMF_METRICS;
   let last = new Map<string, number>();
   const timer = setInterval(() => {
     void metrics.snapshot().then((values) => {
@@ -76,24 +86,30 @@ export function startEmfLines(
               Namespace: METRICS_NAMESPACE,
               Dimensions: [[METRICS_DIMENSION]],
               Metrics: [
-                ...EMF_METRICS.map(([, name, unit]) => ({ Name: name, Unit: unit })),
-                { Name: METRIC.cacheEntries, Unit: 'Count' },
-                { Name: METRIC.cacheFullestPercent, Unit: 'Percent' },
+                ...sent.map(([, name, unit]) => ({ Name: name, Unit: unit })),
+                ...(detail
+                  ? [
+                      { Name: METRIC.cacheEntries, Unit: 'Count' },
+                      { Name: METRIC.cacheFullestPercent, Unit: 'Percent' },
+                    ]
+                  : []),
               ],
             },
           ],
         },
         [METRICS_DIMENSION]: METRICS_SERVICE,
       };
-      for (const [source, name] of EMF_METRICS) {
+      for (const [source, name] of sent) {
         const value = values.get(source) ?? 0;
         line[name] = COUNTERS.has(source) ? value - (last.get(source) ?? 0) : value;
       }
       last = values;
       const sizes = metrics.cacheSizes();
-      const caches = cachesSummed(sizes);
-      line[METRIC.cacheEntries] = caches.entries;
-      line[METRIC.cacheFullestPercent] = caches.fullestPercent;
+      if (detail) {
+        const caches = cachesSummed(sizes);
+        line[METRIC.cacheEntries] = caches.entries;
+        line[METRIC.cacheFullestPercent] = caches.fullestPercent;
+      }
       write(`${JSON.stringify(line)}\n`);
       if (perCache) for (const [cache, size] of Object.entries(sizes)) write(`${JSON.stringify(cacheLine(cache, size))}\n`);
     });

@@ -28,6 +28,7 @@ export interface ConnectorServiceProps {
     | 'messageRetentionDays'
     | 'mediaRetentionDays'
     | 'containerInsights'
+    | 'detailedMetrics'
   >;
 }
 
@@ -89,6 +90,7 @@ export class ConnectorService extends Construct {
         AWS_REGION: Stack.of(this).region,
         // Operations metrics as Embedded Metric Format log lines (CloudWatch extracts them).
         METRICS_EMF: 'true',
+        ...(settings.detailedMetrics ? { METRICS_EMF_DETAIL: 'true' } : {}),
       },
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: 'connector', logGroup: this.logGroup }),
       readonlyRootFilesystem: true,

@@ -107,6 +107,11 @@ const gatewaySettingsSchema = z.object({
    */
   containerInsights: booleanFlag(false),
   /**
+   * The connector's detail metrics in its EMF line (METRICS_EMF_DETAIL): six more custom metrics,
+   * 1.80 USD a month (docs/connector.md, Metrics). Off: the four that nothing free shows.
+   */
+  detailedMetrics: booleanFlag(false),
+  /**
    * Retention (docs/deploy-aws.md, Retention): days a message (and its chat) is kept after its
    * time, and days a media file is kept after it was stored. Unset: kept forever. Set as
    * MESSAGE_RETENTION_DAYS and MEDIA_RETENTION_DAYS on the API and the connector; media also

@@ -56,7 +56,7 @@ describe('connector metrics', { timeout: 60_000 }, () => {
     expect(second.size).toBe(1);
   });
 
-  it('sends the bounded caches summed up in the service line, and each as an EMF line of its own only when asked', async () => {
+  it('sends four metrics by default, the detail ones and the bounded caches summed up only when asked, and each cache as a line of its own only when asked', async () => {
     const cache = new BoundedCache<number, number>('emf-test', 3);
     for (let i = 0; i < 5; i++) cache.set(i, i);
     const queues = createQueues(stack.config, stack.clients, silentLogger);
@@ -66,20 +66,50 @@ describe('connector metrics', { timeout: 60_000 }, () => {
       sqs: stack.clients.sqs,
       webhookQueueUrl: () => queues.webhookQueueUrl(),
     });
+    const names = (line: Record<string, unknown>) =>
+      (line._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics[0]!.Metrics.map((m) => m.Name);
+    const plain: Record<string, unknown>[] = [];
+    const stopPlain = startEmfLines(metrics, (line) => plain.push(JSON.parse(line) as Record<string, unknown>), { everyMs: 20 });
+    try {
+      const serviceLine = await waitFor('a service line', () => plain[0]);
+      // Each name is a custom metric billed monthly: only what nothing free shows.
+      expect(names(serviceLine)).toEqual(['AccountsConnected', 'AccountsReconnecting', 'InboundMessages', 'DecryptFailures']);
+      expect(serviceLine).toMatchObject({
+        Service: 'connector',
+        AccountsConnected: 0,
+        AccountsReconnecting: 0,
+        InboundMessages: 0,
+        DecryptFailures: 0,
+      });
+      expect(serviceLine.CacheEntries).toBeUndefined();
+      expect(serviceLine.AccountsOwned).toBeUndefined();
+    } finally {
+      stopPlain();
+    }
+
     const summed: Record<string, unknown>[] = [];
-    const stopSummed = startEmfLines(metrics, (line) => summed.push(JSON.parse(line) as Record<string, unknown>), { everyMs: 20 });
+    const stopSummed = startEmfLines(metrics, (line) => summed.push(JSON.parse(line) as Record<string, unknown>), {
+      everyMs: 20,
+      detail: true,
+    });
     try {
       const serviceLine = await waitFor('a service line', () => summed[0]);
       // emf-test holds 3 of its 3: the fullest cache is full.
       expect(serviceLine).toMatchObject({ Service: 'connector', AccountsOwned: 0, CacheFullestPercent: 100 });
       expect(serviceLine.CacheEntries).toBeGreaterThanOrEqual(3);
+      expect(names(serviceLine)).toHaveLength(10);
+      expect(names(serviceLine)).not.toContain('WebhookBacklog');
       expect(summed.every((l) => l.Cache === undefined)).toBe(true);
     } finally {
       stopSummed();
     }
 
     const lines: Record<string, unknown>[] = [];
-    const stop = startEmfLines(metrics, (line) => lines.push(JSON.parse(line) as Record<string, unknown>), { everyMs: 20, perCache: true });
+    const stop = startEmfLines(metrics, (line) => lines.push(JSON.parse(line) as Record<string, unknown>), {
+      everyMs: 20,
+      detail: true,
+      perCache: true,
+    });
     try {
       const line = await waitFor('the cache line', () => lines.find((l) => l.Cache === 'emf-test'));
       expect(line).toMatchObject({ Service: 'connector', CacheEntries: 3, CacheMaxEntries: 3 });

@@ -569,6 +569,17 @@ describe('connector service', () => {
     expect(() => parseGatewaySettings({ containerInsights: 'on' })).toThrow(/containerInsights/);
   });
 
+  it('detailedMetrics sets METRICS_EMF_DETAIL on the connector; off by default', () => {
+    const connectorEnvironment = (t: typeof template) =>
+      (Object.values(t.findResources('AWS::ECS::TaskDefinition'))[0]?.Properties.ContainerDefinitions[0].Environment ?? []) as {
+        Name: string;
+      }[];
+    expect(connectorEnvironment(template).map((v) => v.Name)).not.toContain('METRICS_EMF_DETAIL');
+    const { template: detailed } = synthGateway({ detailedMetrics: 'true' }, directories);
+    expect(connectorEnvironment(detailed)).toContainEqual({ Name: 'METRICS_EMF_DETAIL', Value: 'true' });
+    expect(() => parseGatewaySettings({ detailedMetrics: 'all' })).toThrow(/detailedMetrics/);
+  });
+
   it('connectorArchitecture=x86_64 and connectorDesiredCount=3 are honoured', () => {
     const { template: x86 } = synthGateway({ connectorArchitecture: 'x86_64', connectorDesiredCount: '3' }, directories);
     x86.hasResourceProperties('AWS::ECS::TaskDefinition', { RuntimePlatform: { CpuArchitecture: 'X86_64' } });
