@@ -1,3 +1,4 @@
+import { emfMetricNames } from '../../connector/metrics/emf.js';
 /**
  * What bench:cost counted, as one map of meter lines, and what it costs at AWS list prices.
  * Lines: `ddb req <Action> <scope>` (requests), `ddb wt|wi|r|w <kind> <scope>` (write units of
@@ -30,8 +31,8 @@ const PRICES = {
   customMetricMonth: 0.3,
 } as const;
 export const HOURS_PER_MONTH = 730;
-/** The connector's EMF line (docs/connector.md, Metrics): one set per deployment. */
-const CUSTOM_METRICS = 11;
+/** The connector's EMF line as deployed by default (docs/connector.md, Metrics): one set per deployment. */
+const CUSTOM_METRICS = emfMetricNames(false).length;
 /** The API function's memory (infra/aws/api.ts). */
 export const LAMBDA_GB = 0.5;
 

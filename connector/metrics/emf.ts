@@ -24,6 +24,22 @@ const EMF_DETAIL_METRICS: [string, string, string][] = [
 const COUNTERS = new Set(['wa_inbound_messages_total', 'wa_commands_total', 'wa_decrypt_failures_total']);
 const EVERY_MS = 60_000;
 
+/** The caches summed up (`cachesSummed`), with `detail`. */
+const CACHE_SUMS = [
+  { name: METRIC.cacheEntries, unit: 'Count' },
+  { name: METRIC.cacheFullestPercent, unit: 'Percent' },
+];
+
+function lineMetrics(detail: boolean): { name: string; unit: string }[] {
+  const of = (list: [string, string, string][]) => list.map(([, name, unit]) => ({ name, unit }));
+  return detail ? [...of(EMF_METRICS), ...of(EMF_DETAIL_METRICS), ...CACHE_SUMS] : of(EMF_METRICS);
+}
+
+/** The CloudWatch custom metrics of the service line, each billed monthly (bench/cost prices them). */
+export function emfMetricNames(detail: boolean): string[] {
+  return lineMetrics(detail).map(({ name }) => name);
+}
+
 /**
  * The bounded caches summed up for the service-wide line (with `detail`): all their entries, and
  * how full the fullest one is (at 100 % it evicts). Two metrics instead of two per cache: per
@@ -75,6 +91,7 @@ export function startEmfLines(
   { everyMs = EVERY_MS, detail = false, perCache = false }: { everyMs?: number; detail?: boolean; perCache?: boolean } = {},
 ): () => void {
   const sent = detail ? [...EMF_METRICS, ...EMF_DETAIL_METRICS] : EMF_METRICS;
+  const metricsOfLine = lineMetrics(detail).map(({ name, unit }) => ({ Name: name, Unit: unit }));
   let last = new Map<string, number>();
   const timer = setInterval(() => {
     void metrics.snapshot().then((values) => {
@@ -85,15 +102,7 @@ export function startEmfLines(
             {
               Namespace: METRICS_NAMESPACE,
               Dimensions: [[METRICS_DIMENSION]],
-              Metrics: [
-                ...sent.map(([, name, unit]) => ({ Name: name, Unit: unit })),
-                ...(detail
-                  ? [
-                      { Name: METRIC.cacheEntries, Unit: 'Count' },
-                      { Name: METRIC.cacheFullestPercent, Unit: 'Percent' },
-                    ]
-                  : []),
-              ],
+              Metrics: metricsOfLine,
             },
           ],
         },
