@@ -4,6 +4,7 @@ import type { Config } from '../core/config.js';
 import { logger as rootLogger, type Logger } from '../core/logger.js';
 import { mediaStoreOf } from '../core/media-store.js';
 import { createQueues } from '../core/queues.js';
+import { STORED_FORMATS } from '../core/store/heartbeats.js';
 import { tableOf } from '../core/store/table.js';
 import { installConsoleCapture } from './console-capture.js';
 import { lazyInboundPipeline } from './lazy-inbound.js';
@@ -124,6 +125,7 @@ export async function startConnector(deps: ConnectorDeps): Promise<Connector> {
     ttlMs: timing.leaseTtlMs,
     everyMs: timing.renewEveryMs,
     logger,
+    ...(config.SIGNAL_SESSIONS_PLAIN ? { reads: STORED_FORMATS.filter((format) => format !== 'deflated-sessions') } : {}),
   });
   const ownership = new Ownership(table, ownerId, timing, heartbeat);
   const shardCount = config.COMMAND_SHARDS;

@@ -90,6 +90,12 @@ export const configSchema = z.object({
     .describe(
       '`true`: the connector also logs its metrics every minute as CloudWatch Embedded Metric Format lines (the CDK stack sets it)',
     ),
+  SIGNAL_SESSIONS_PLAIN: z
+    .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
+    .transform((v) => v === 'true')
+    .describe(
+      'Connector: `true`: Signal sessions are written plain, never deflated, by every connector (this one stops announcing that it reads them deflated): set for a day before rolling back below the version that deflates them (docs/deploy-aws.md, Rolling upgrades)',
+    ),
   METRICS_EMF_DETAIL: z
     .preprocess(emptyAsUndefined, z.enum(['true', 'false']).optional())
     .transform((v) => v === 'true')

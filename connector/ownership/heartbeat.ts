@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../core/logger.js';
-import { beat, markLeaving, registerHeartbeat, removeHeartbeat } from '../../core/store/heartbeats.js';
+import { beat, markLeaving, registerHeartbeat, removeHeartbeat, type StoredFormat } from '../../core/store/heartbeats.js';
 import type { Table } from '../../core/store/table.js';
 
 export interface HeartbeatDeps {
@@ -11,6 +11,8 @@ export interface HeartbeatDeps {
   ttlMs: number;
   everyMs: number;
   logger: Logger;
+  /** The stored formats announced as read (core/store/heartbeats.ts); all of them unless given. */
+  reads?: readonly StoredFormat[];
 }
 
 /**
@@ -91,7 +93,7 @@ export class ConnectorHeartbeat {
     try {
       if (epoch === undefined) {
         const fresh = randomBytes(8).toString('hex');
-        await registerHeartbeat(table, connectorId, fresh, ttlMs, now, signal);
+        await registerHeartbeat(table, connectorId, fresh, ttlMs, now, signal, this.deps.reads);
         if (this.stopped) return;
         this.current = fresh;
         this.extended(now + ttlMs);

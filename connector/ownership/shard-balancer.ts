@@ -7,7 +7,8 @@ import {
   releaseShard,
   type ShardLease,
 } from '../../core/store/shard-leases.js';
-import { listHeartbeats, liveConnectors } from '../../core/store/heartbeats.js';
+import { signalKeyFormatOf } from '../../core/store/auth-state.js';
+import { everyLiveConnectorReads, listHeartbeats, liveConnectors } from '../../core/store/heartbeats.js';
 import type { Table } from '../../core/store/table.js';
 import { heirsOnLeaving, planShare, type ShareInput } from './fair-share.js';
 import type { ConnectorHeartbeat } from './heartbeat.js';
@@ -133,6 +134,9 @@ export async function startShardBalancer(deps: ShardBalancerDeps): Promise<Shard
    */
   async function shareInput(): Promise<ShareInput & { stored: ShardLease[] }> {
     const heartbeats = await listHeartbeats(table);
+    // The round reads every heartbeat anyway: it is also what says when sessions may be stored
+    // deflated (a connector from before reads them as absent).
+    signalKeyFormatOf(table).deflateSessions = everyLiveConnectorReads(heartbeats, 'deflated-sessions');
     const stored = await listShardLeases(table, heartbeats);
     const connectors = liveConnectors(heartbeats);
     const leases = stored.map((lease) => {

@@ -1,7 +1,8 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { authCredsKey, authPartition, authSignalKey } from '../keys.js';
 import { batchGet, deletePartition } from './batch.js';
-import type { Table } from './table.js';
+import { perTable, type Table } from './table.js';
 import { writeInSharedRequests } from './table-writes.js';
 
 /**
@@ -18,7 +19,22 @@ export interface SignalKeyWrite {
   value: string | null;
 }
 
+/**
+ * Signal sessions are written on every message, and DynamoDB bills a write unit per KB: their
+ * JSON (1-2 KB, base64 keys under repeated field names) deflates to about half, so most fit in
+ * one unit instead of two (docs/benchmarks.md, Cost). Stored deflated as the binary attribute
+ * `z` instead of `value`, once every live connector reads it (`signalKeyFormatOf`); read either way.
+ */
+const DEFLATED_TYPE = 'session';
+/** Shorter values fit in one write unit as they are. */
+const DEFLATE_FROM_CHARS = 700;
+
+/** How this process writes signal keys to a table; set by what the live connectors can read. */
+export const signalKeyFormatOf = perTable((): { deflateSessions: boolean } => ({ deflateSessions: false }));
+
 function storedValue(item: Record<string, unknown> | undefined): string | undefined {
+  const deflated = item?.z;
+  if (deflated instanceof Uint8Array) return inflateRawSync(deflated).toString('utf8');
   const value = item?.value;
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new Error('Auth state item has a non-string value');
@@ -63,12 +79,15 @@ export async function writeSignalKeysOfCollections(
   table: Table,
   groups: { collectionName: string; writes: SignalKeyWrite[] }[],
 ): Promise<void> {
+  const { deflateSessions } = signalKeyFormatOf(table);
   await writeInSharedRequests(
     table,
     groups.flatMap(({ collectionName, writes }) =>
       writes.map((w) => {
         const key = authSignalKey(collectionName, w.type, w.id);
-        return w.value === null ? { delete: key } : { put: { ...key, value: w.value } };
+        if (w.value === null) return { delete: key };
+        const deflate = deflateSessions && w.type === DEFLATED_TYPE && w.value.length >= DEFLATE_FROM_CHARS;
+        return { put: deflate ? { ...key, z: deflateRawSync(w.value) } : { ...key, value: w.value } };
       }),
     ),
   );

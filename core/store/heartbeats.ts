@@ -23,8 +23,24 @@ const heartbeatSchema = z.object({
   epoch: z.string().optional(),
   until: z.number(),
   leaving: z.boolean().optional(),
+  /** What this connector can read that older ones cannot (absent: a connector from before them). */
+  reads: z.array(z.string()).optional(),
 });
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
+
+/**
+ * Stored formats a connector reads, announced on its heartbeat: one is written only once every
+ * live connector reads it, so that connectors of two versions can share accounts during a
+ * rolling upgrade. `deflated-sessions`: Signal sessions stored deflated (auth-state.ts).
+ */
+export const STORED_FORMATS = ['deflated-sessions'] as const;
+export type StoredFormat = (typeof STORED_FORMATS)[number];
+
+/** True when every connector whose heartbeat is live (leaving ones too) reads `format`. */
+export function everyLiveConnectorReads(heartbeats: ReadonlyMap<string, Heartbeat>, format: StoredFormat, now = Date.now()): boolean {
+  const live = [...heartbeats.values()].filter((heartbeat) => heartbeat.until >= now);
+  return live.length > 0 && live.every((heartbeat) => heartbeat.reads?.includes(format) === true);
+}
 
 const TTL_GRACE_SECONDS = 24 * 60 * 60;
 /** The table's TTL attribute (epoch seconds) for a record live until `until`: a day of grace after. */
@@ -38,10 +54,14 @@ export async function registerHeartbeat(
   ttlMs: number,
   now = Date.now(),
   abortSignal?: AbortSignal,
+  reads: readonly StoredFormat[] = STORED_FORMATS,
 ): Promise<void> {
   const until = now + ttlMs;
   await table.doc.send(
-    new PutCommand({ TableName: table.name, Item: { ...connectorKey(connectorId), connectorId, epoch, until, expiresAt: ttlOf(until) } }),
+    new PutCommand({
+      TableName: table.name,
+      Item: { ...connectorKey(connectorId), connectorId, epoch, until, reads: [...reads], expiresAt: ttlOf(until) },
+    }),
     { abortSignal },
   );
 }

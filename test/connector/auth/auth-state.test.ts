@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BufferJSON, proto } from '@whiskeysockets/baileys';
 import { cacheSizes } from '../../../core/bounded-cache.js';
-import { readCreds, readSignalKeys, writeSignalKeys } from '../../../core/store/auth-state.js';
+import { randomBytes } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { authSignalKey } from '../../../core/keys.js';
+import { readCreds, readSignalKeys, signalKeyFormatOf, writeSignalKeys } from '../../../core/store/auth-state.js';
 import { AuthStateClosedError, loadDynamoAuthState } from '../../../connector/auth/dynamo-auth-state.js';
 import { silentLogger, useTestStack } from '../../support/test-stack.js';
 import { waitFor } from '../../support/wait.js';
@@ -41,6 +44,52 @@ describe('Baileys auth state in DynamoDB', () => {
     const appKeys = await second.state.keys.get('app-state-sync-key', ['AAAA']);
     expect(appKeys.AAAA).toBeInstanceOf(proto.Message.AppStateSyncKeyData);
     expect(Buffer.from(appKeys.AAAA!.keyData!).toString()).toBe('secret');
+  });
+
+  it('a long session is stored deflated once every connector reads it so (half its size: one write unit), and read back either way', async () => {
+    // A session's JSON as libsignal serializes it: base64 keys under repeated field names.
+    const chain = (n: number) => ({ chainKey: { counter: n, key: randomBytes(32) }, chainType: 2, messageKeys: {} });
+    const session = {
+      _sessions: Object.fromEntries(
+        Array.from({ length: 2 }, (_, n) => [
+          randomBytes(33).toString('base64'),
+          { registrationId: 9005 + n, rootKey: randomBytes(32), _chains: { a: chain(1), b: chain(2), c: chain(3) } },
+        ]),
+      ),
+      version: 'v1',
+    };
+    // Baileys types a session as bytes; libsignal hands it the object above.
+    const value = session as unknown as Uint8Array;
+    const item = async (id: string, type = 'session') =>
+      (await t.table.doc.send(new GetCommand({ TableName: t.table.name, Key: authSignalKey('auth_deflate', type, id) }))).Item!;
+    const auth = await loadDynamoAuthState(t.table, 'auth_deflate', silentLogger);
+
+    await auth.state.keys.set({ session: { 'plain.0': value } });
+    expect(typeof (await item('plain.0')).value).toBe('string');
+
+    signalKeyFormatOf(t.table).deflateSessions = true;
+    try {
+      await auth.state.keys.set({
+        session: { 'dana.0': value, 'short.0': new Uint8Array([1]) },
+        'pre-key': { '3': { public: randomBytes(33), private: randomBytes(32) } },
+      });
+    } finally {
+      signalKeyFormatOf(t.table).deflateSessions = false;
+    }
+    const deflated = await item('dana.0');
+    expect(deflated.value).toBeUndefined();
+    expect(deflated.z).toBeInstanceOf(Uint8Array);
+    const json = JSON.stringify(session, BufferJSON.replacer);
+    expect((deflated.z as Uint8Array).length).toBeLessThan(json.length * 0.7);
+    // Short sessions and other keys stay as they are.
+    expect(typeof (await item('short.0')).value).toBe('string');
+    expect(typeof (await item('3', 'pre-key')).value).toBe('string');
+
+    const reloaded = await loadDynamoAuthState(t.table, 'auth_deflate', silentLogger);
+    const sessions = await reloaded.state.keys.get('session', ['dana.0', 'plain.0', 'short.0']);
+    expect(JSON.stringify(sessions['dana.0'], BufferJSON.replacer)).toBe(json);
+    expect(JSON.stringify(sessions['plain.0'], BufferJSON.replacer)).toBe(json);
+    expect(Buffer.from(sessions['short.0'] as Uint8Array)).toEqual(Buffer.from([1]));
   });
 
   it('a null value deletes the key; clear() removes creds and keys', async () => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountsPerShard } from '../../../connector/ownership/fair-share.js';
 import { startShardBalancer, type ShardBalancer } from '../../../connector/ownership/shard-balancer.js';
 import { ConnectorHeartbeat } from '../../../connector/ownership/heartbeat.js';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { signalKeyFormatOf } from '../../../core/store/auth-state.js';
 import { listShardLeases } from '../../../core/store/shard-leases.js';
 import { listHeartbeats } from '../../../core/store/heartbeats.js';
 import { connectorKey } from '../../../core/keys.js';
@@ -178,6 +179,37 @@ describe('shard balancers sharing one table', () => {
     const heartbeats = await listHeartbeats(table);
     for (const lease of await listShardLeases(table)) expect(lease.until).toBeGreaterThanOrEqual(Date.now() - 1_000);
     expect(heartbeats.get('A')?.epoch).toBe(victim.heartbeat.epoch);
+  });
+
+  it('sessions are stored deflated only while every live connector reads them so: a connector from before turns it off until it is gone', async () => {
+    const format = signalKeyFormatOf(table);
+    await waitFor('deflated sessions, every connector reading them', () => format.deflateSessions);
+    // A connector of the version before, leaving (so nobody plans shards for it): its heartbeat names no formats.
+    const until = Date.now() + 60_000;
+    await table.doc.send(
+      new PutCommand({ TableName: table.name, Item: { ...connectorKey('older'), connectorId: 'older', epoch: 'e', until, leaving: true } }),
+    );
+    await waitFor('plain sessions while the older connector lives', () => !format.deflateSessions);
+    await table.doc.send(new DeleteCommand({ TableName: table.name, Key: connectorKey('older') }));
+    await waitFor('deflated sessions again once it is gone', () => format.deflateSessions);
+
+    // One started with SIGNAL_SESSIONS_PLAIN (before a roll-back) announces none: plain for everyone.
+    const plain = await ConnectorHeartbeat.start({
+      table,
+      connectorId: 'plain',
+      ttlMs: 3_000,
+      everyMs: 100,
+      logger: silentLogger,
+      reads: [],
+    });
+    await plain.markLeaving();
+    try {
+      expect((await listHeartbeats(table)).get('plain')?.reads).toEqual([]);
+      await waitFor('plain sessions while it lives', () => !format.deflateSessions);
+    } finally {
+      await plain.stop();
+    }
+    await waitFor('deflated sessions once it stopped', () => format.deflateSessions);
   });
 
   it('a graceful stop wakes the heirs: they take its shards at once, not at their next round', async () => {
