@@ -40,6 +40,7 @@ export function snapshot(): Usage {
   const usage: Usage = new Map();
   const { requests, units } = dynamoTotals();
   for (const [name, n] of requests) usage.set(`ddb req ${name}`, n);
+  for (const [name, n] of dynamoTotals().requestKinds) usage.set(`ddb rk ${name}`, n);
   for (const [name, entry] of units) {
     if (entry.writeTable) usage.set(`ddb wt ${name}`, entry.writeTable);
     if (entry.writeIndex) usage.set(`ddb wi ${name}`, entry.writeIndex);
@@ -151,6 +152,14 @@ export function unitsByKind(usage: Usage): Array<{ kind: string; writeTable: num
     kinds.set(kind, entry);
   }
   return [...kinds.values()].sort((a, b) => b.writeTable + b.writeIndex + b.read / 5 - (a.writeTable + a.writeIndex + a.read / 5));
+}
+
+/** DynamoDB requests of `usage` by action and the kinds of item they name, largest first. */
+export function requestsByItemKind(usage: Usage): Array<[string, number]> {
+  return [...usage]
+    .filter(([name, n]) => name.startsWith('ddb rk ') && Math.abs(n) > 0.005)
+    .map(([name, n]): [string, number] => [name.slice('ddb rk '.length), n])
+    .sort((a, b) => b[1] - a[1]);
 }
 
 /** Requests of `usage` by line, largest first: `ddb req PutItem account` → `PutItem`. */

@@ -32,6 +32,8 @@ type Scope = 'account' | 'fixed';
 export interface DynamoTotals {
   /** Requests by action (PutItem, Query...) and scope. */
   requests: Map<string, number>;
+  /** Requests by action and the kinds of item they name (`GetItem OUT`, `BatchWriteItem AUTH session+INBOX`). */
+  requestKinds: Map<string, number>;
   /** Capacity by item kind and scope (`MSG account`, `SHARD fixed`...). */
   units: Map<string, { writeTable: number; writeIndex: number; read: number; writes: number }>;
 }
@@ -39,7 +41,7 @@ export interface DynamoTotals {
 const require = createRequire(import.meta.url);
 const db = require('dynalite/db') as { createKey(item: Item, table: DynaliteTable): string; itemSize(item: Item): number };
 
-const totals: DynamoTotals = { requests: new Map(), units: new Map() };
+const totals: DynamoTotals = { requests: new Map(), requestKinds: new Map(), units: new Map() };
 /** Marks the calls a batch action makes itself (dynalite passes ReturnConsumedCapacity on to them). */
 const INNER = 'INDEXES';
 
@@ -97,6 +99,24 @@ function countRequest(action: string, data: Record<string, unknown>) {
   if (data.ReturnConsumedCapacity === INNER) return;
   const name = `${action} ${scopeOfRequest(data)}`;
   totals.requests.set(name, (totals.requests.get(name) ?? 0) + 1);
+  const kinds = `${action} ${kindsOfRequest(data)}`;
+  totals.requestKinds.set(kinds, (totals.requestKinds.get(kinds) ?? 0) + 1);
+}
+
+/** The kinds of item a request names: its key's, a Query's partition's, or each of a batch's items'. */
+function kindsOfRequest(data: Record<string, unknown>): string {
+  const batch = data.RequestItems as Record<string, Array<Record<string, { Item?: Item; Key?: Item }>> | { Keys?: Item[] }> | undefined;
+  const keys: Item[] = [];
+  for (const entries of Object.values(batch ?? {})) {
+    if (Array.isArray(entries)) for (const entry of entries) keys.push((entry.PutRequest?.Item ?? entry.DeleteRequest?.Key) as Item);
+    else keys.push(...(entries.Keys ?? []));
+  }
+  if (!batch) {
+    const key = (data.Item ?? data.Key ?? firstKeyValue(data)) as Item | undefined;
+    if (key) keys.push(key);
+  }
+  const kinds = [...new Set(keys.filter(Boolean).map((key) => kindOf(key).kind))].sort();
+  return kinds.length > 0 ? kinds.join('+') : 'other';
 }
 
 /** PutItem, UpdateItem, DeleteItem (alone or inside a BatchWriteItem): the item before and after. */
@@ -206,6 +226,7 @@ if (require.cache[require.resolve('dynalite')]) throw new Error('bench/cost/dyna
 export function dynamoTotals(): DynamoTotals {
   return {
     requests: new Map(totals.requests),
+    requestKinds: new Map(totals.requestKinds),
     units: new Map([...totals.units].map(([name, entry]) => [name, { ...entry }])),
   };
 }

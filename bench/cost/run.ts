@@ -16,6 +16,7 @@ import {
   HOURS_PER_MONTH,
   LAMBDA_GB,
   ofScope,
+  requestsByItemKind,
   requestsByLine,
   scale,
   snapshot,
@@ -149,6 +150,8 @@ async function main() {
     out(
       `  AWS requests per API text send at 1/s: ${awsRequests(perSend).toFixed(2)} (${met(awsRequests(perSend), GOALS.apiSend)}): ${describeRequests(perSend, 2)}; answered in ${sent.result.p50.toFixed(0)} ms (p50)`,
     );
+    out(`  DynamoDB requests per received text by item: ${describeRequestKinds(perText)}`);
+    out(`  DynamoDB requests per API send by item: ${describeRequestKinds(perSend)}`);
     out(`  write units per received text: ${describeUnits(perText)}`);
     out(`  write units per API send: ${describeUnits(perSend)}`);
     const messagesMonth = combine(scale(perText, 100_000 * DAYS_PER_MONTH), scale(perSend, 50_000 * DAYS_PER_MONTH));
@@ -199,6 +202,12 @@ async function main() {
 function describeRequests(usage: Usage, digits: number): string {
   return requestsByLine(usage)
     .map(([line, n]) => `${line} ${n.toFixed(digits)}`)
+    .join(', ');
+}
+
+function describeRequestKinds(usage: Usage): string {
+  return requestsByItemKind(usage)
+    .map(([line, n]) => `${line} ${n.toFixed(2)}`)
     .join(', ');
 }
 

@@ -68,7 +68,8 @@ export async function awaitFinished<R extends LiveRecord, Ids extends object>(
   signal?: AbortSignal,
 ): Promise<R> {
   const { table, config } = services;
-  const first = await pollUntilFinal(services, wait, accountId, id, deadline, signal);
+  // Nothing can be final yet: the command has only just been queued (one read less per request).
+  const first = await pollUntilFinal(services, wait, accountId, id, deadline, signal, FIRST_POLL_MS);
   if (first) return first;
 
   const reason = wait.notTakenReason(config, signal?.aborted === true);
@@ -93,8 +94,11 @@ async function pollUntilFinal<R extends LiveRecord, Ids extends object>(
   id: string,
   until: number,
   signal?: AbortSignal,
+  firstReadAfterMs = 0,
 ): Promise<R | undefined> {
   let interval = FIRST_POLL_MS;
+  const firstWait = Math.min(firstReadAfterMs, until - Date.now());
+  if (firstWait > 0) await new Promise((resolve) => setTimeout(resolve, firstWait));
   for (;;) {
     const record = await wait.records.find(services.table, accountId, id, true);
     if (!record) throw new OperationFailedError(`${wait.name} disappeared (account deleted?)`);
