@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -10,11 +10,23 @@ import { oggOpusDurationSeconds } from '../../../connector/media/audio.js';
 import { createFixtureDir, generateTone, generateVideo, readAll } from './fixtures.js';
 
 let fixtures: Awaited<ReturnType<typeof createFixtureDir>>;
+/**
+ * This file's own temporary directory (os.tmpdir() reads TMPDIR at each call, and each test
+ * file runs in a process of its own): other files converting media at the same moment leave
+ * their working directories elsewhere, so counting ours sees only this file's.
+ */
+let ownTmp: string;
+const tmpBefore = process.env.TMPDIR;
 
 beforeAll(async () => {
   fixtures = await createFixtureDir();
+  ownTmp = await mkdtemp(join(tmpdir(), 'wa-media-test-own-'));
+  process.env.TMPDIR = ownTmp;
 });
 afterAll(async () => {
+  if (tmpBefore === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = tmpBefore;
+  await rm(ownTmp, { recursive: true, force: true });
   await fixtures.remove();
 });
 
