@@ -30,9 +30,11 @@ const CACHE_SUMS = [
   { name: METRIC.cacheFullestPercent, unit: 'Percent' },
 ];
 
+/** The Prometheus values the line carries. */
+const sourcesOf = (detail: boolean) => (detail ? [...EMF_METRICS, ...EMF_DETAIL_METRICS] : EMF_METRICS);
+
 function lineMetrics(detail: boolean): { name: string; unit: string }[] {
-  const of = (list: [string, string, string][]) => list.map(([, name, unit]) => ({ name, unit }));
-  return detail ? [...of(EMF_METRICS), ...of(EMF_DETAIL_METRICS), ...CACHE_SUMS] : of(EMF_METRICS);
+  return [...sourcesOf(detail).map(([, name, unit]) => ({ name, unit })), ...(detail ? CACHE_SUMS : [])];
 }
 
 /** The CloudWatch custom metrics of the service line, each billed monthly (bench/cost prices them). */
@@ -90,7 +92,7 @@ export function startEmfLines(
   write: (line: string) => void = (line) => process.stdout.write(line),
   { everyMs = EVERY_MS, detail = false, perCache = false }: { everyMs?: number; detail?: boolean; perCache?: boolean } = {},
 ): () => void {
-  const sent = detail ? [...EMF_METRICS, ...EMF_DETAIL_METRICS] : EMF_METRICS;
+  const sent = sourcesOf(detail);
   const metricsOfLine = lineMetrics(detail).map(({ name, unit }) => ({ Name: name, Unit: unit }));
   let last = new Map<string, number>();
   const timer = setInterval(() => {
@@ -113,7 +115,7 @@ export function startEmfLines(
         line[name] = COUNTERS.has(source) ? value - (last.get(source) ?? 0) : value;
       }
       last = values;
-      const sizes = metrics.cacheSizes();
+      const sizes = detail || perCache ? metrics.cacheSizes() : {};
       if (detail) {
         const caches = cachesSummed(sizes);
         line[METRIC.cacheEntries] = caches.entries;
